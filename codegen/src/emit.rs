@@ -10,7 +10,7 @@ use crate::error::CodegenError;
 use crate::ir::{Field, Ir, Ty, TypeDef, TypeKind};
 use crate::names::{self, ident};
 
-mod apply;
+pub(crate) mod apply;
 mod resources;
 mod serde_impls;
 

@@ -231,7 +231,7 @@ fn object(props: Value) -> Value {
 }
 
 #[test]
-fn identical_nested_schemas_become_one_type_named_by_the_shortest() {
+fn identical_nested_schemas_become_one_type_named_by_what_they_share() {
     let endpoint = object(json!({"host": {"type": "string"}, "port": {"type": "integer"}}));
     let spec = object(json!({
         "primary": endpoint,
@@ -244,33 +244,92 @@ fn identical_nested_schemas_become_one_type_named_by_the_shortest() {
         .expect("generates");
     let spec = &out.files["share_example_com/v1/db_spec.rs"];
     for field in [
-        "pub primary: Option<super::DbSpecPrimary>,",
-        "pub replicas: Option<Vec<super::DbSpecPrimary>>,",
-        // `DbSpecBackup` is shorter than `DbSpecRestore`.
-        "pub backup: Option<super::DbSpecBackup>,",
-        "pub restore: Option<super::DbSpecBackup>,",
+        // `DbSpecPrimary`, `DbSpecReplicas`, `DbSpecBackupTarget`,
+        // `DbSpecRestoreTarget` share `DbSpec`, their parent's name: the
+        // words where they part, joined.
+        "pub primary: Option<super::DbSpecPrimaryOrReplicasOrTarget>,",
+        "pub replicas: Option<Vec<super::DbSpecPrimaryOrReplicasOrTarget>>,",
+        // Siblings with nothing in common but their parent's name.
+        "pub backup: Option<super::DbSpecBackupOrRestore>,",
+        "pub restore: Option<super::DbSpecBackupOrRestore>,",
         "pub other: Option<super::DbSpecOther>,",
     ] {
         assert!(spec.contains(field), "{field} in\n{spec}");
     }
-    assert!(
-        out.files["share_example_com/v1/db_spec_backup.rs"]
-            .contains("pub target: Option<super::DbSpecPrimary>,")
-    );
-    let files: Vec<&str> = out.files.keys().map(String::as_str).collect();
+    let backup = &out.files["share_example_com/v1/db_spec_backup_or_restore.rs"];
+    assert!(backup.contains("pub target: Option<super::DbSpecPrimaryOrReplicasOrTarget>,"));
+    assert!(backup.contains("Shared by identical schemas at `.spec.backup`, `.spec.restore`"));
+    let shared: Vec<(&str, usize)> = out
+        .shared
+        .iter()
+        .map(|s| (s.name.as_str(), s.members.len()))
+        .collect();
     assert_eq!(
-        files,
+        shared,
         [
-            "mod.rs",
-            "share_example_com/mod.rs",
-            "share_example_com/v1/db.rs",
-            "share_example_com/v1/db_spec.rs",
-            "share_example_com/v1/db_spec_backup.rs",
-            "share_example_com/v1/db_spec_other.rs",
-            "share_example_com/v1/db_spec_primary.rs",
-            "share_example_com/v1/mod.rs",
+            ("DbSpecBackupOrRestore", 2),
+            ("DbSpecPrimaryOrReplicasOrTarget", 4)
         ]
     );
+}
+
+/// #37's three names that lied, on the real CRDs: KEDA's `scaleDown` was
+/// typed `…ScaleUp`, cert-manager's conditions were the built-in
+/// `CustomResourceDefinitionCondition`; and two kinds' identical `type`
+/// enums took one kind's name (`InternalSpecActions.type:
+/// FlattenEnumSpecType`, the suite's `crdout_gen.rs`).
+#[test]
+fn shared_and_reused_types_are_named_for_every_use() {
+    let (crds, _) = crd::read_paths(&[common::shared_crds()]).expect("shared CRDs parse");
+    let out = crd::generate(&crds, &Options::default().builtins(builtins())).expect("generates");
+    let behavior = &out.files["keda_sh/v1alpha1/scaled_object_spec_advanced_horizontal_pod_autoscaler_config_behavior.rs"];
+    assert!(!behavior.contains("ScaleUp"), "{behavior}");
+    assert_eq!(
+        behavior
+            .matches("super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScale,")
+            .count(),
+        2,
+        "scaleUp and scaleDown share `…BehaviorScale`:\n{behavior}"
+    );
+    let reused: Vec<(&str, &str)> = out
+        .reused
+        .iter()
+        .filter(|(_, path, _)| path.ends_with("conditions[]"))
+        .map(|(origin, _, rust)| (origin.as_str(), rust.as_str()))
+        .collect();
+    assert!(
+        reused
+            .iter()
+            .all(|(_, rust)| *rust == "kubeset::apimachinery::pkg::apis::meta::v1::Condition"),
+        "conditions reuse meta/v1 Condition or nothing: {reused:?}"
+    );
+    assert!(
+        reused.iter().any(|(origin, _)| origin.contains("gateway")),
+        "Gateway API's conditions are meta/v1 Condition: {reused:?}"
+    );
+    let status = &out.files["cert_manager_io/v1/certificate_status.rs"];
+    assert!(
+        !status.contains("CustomResourceDefinitionCondition"),
+        "{status}"
+    );
+
+    let kind = |kind: &str, spec: Value| crd("enums.example.com", kind, spec);
+    let ty = json!({"type": "string", "enum": ["Scale", "Restart"]});
+    let flatten = kind(
+        "FlattenEnum",
+        json!({"type": "object", "required": ["type"], "properties": {"type": ty}}),
+    );
+    let internal = kind(
+        "Internal",
+        json!({"type": "object", "properties": {"actions": {"type": "array", "items": {
+            "type": "object", "required": ["type"],
+            "properties": {"type": ty, "replicas": {"type": "integer"}}}}}}),
+    );
+    let out = crd::generate(&[flatten, internal], &Options::default()).expect("generates");
+    let actions = &out.files["enums_example_com/v1/internal_spec_actions.rs"];
+    assert!(actions.contains("pub type_: super::SpecType,"), "{actions}");
+    let flatten = &out.files["enums_example_com/v1/flatten_enum_spec.rs"];
+    assert!(flatten.contains("pub type_: super::SpecType,"), "{flatten}");
 }
 
 #[test]

@@ -143,9 +143,10 @@ const SUITE_CRDS: &[&str] = &[
 /// Where the suite's CRD types go, below `tests/`.
 const SUITE_CRD_DIR: &str = "tests/suite/crds";
 
-/// `kubeset-codegen crd` of [`SUITE_CRDS`] (read from `crd_dir`) into
-/// `tests/tests/suite/crds/`, reusing the built-in models of the pinned
-/// release under `specs_root` (the facade's default group-versions).
+/// `kubeset-codegen crd --apply` of [`SUITE_CRDS`] (read from `crd_dir`)
+/// into `tests/tests/suite/crds/`, reusing the built-in models of the
+/// pinned release under `specs_root` (the facade's default
+/// group-versions), with the apply types the suite applies.
 fn suite_crds(crd_dir: &Path, specs_root: &Path, root: &Path) -> Result<Target, Error> {
     let paths: Vec<PathBuf> = SUITE_CRDS
         .iter()
@@ -159,7 +160,8 @@ fn suite_crds(crd_dir: &Path, specs_root: &Path, root: &Path) -> Result<Target, 
     )?;
     let options = kubeset_codegen::crd::Options::default()
         .command("cargo xtask suite-crds")
-        .builtins(std::sync::Arc::new(builtins));
+        .builtins(std::sync::Arc::new(builtins))
+        .apply(true);
     let out = kubeset_codegen::crd::generate(&crds, &options)?;
     if let Some(w) = out.warnings.first() {
         return Err(format!("suite CRDs: {w}").into());

@@ -23,10 +23,14 @@ options:
   --builtins SPEC_DIR    a Kubernetes release's spec directory (openapi-v3/,
                          swagger.json; e.g. specs/kubernetes/v1.35): schemas
                          matching its models use kubeset::api::... directly
-  --report               print which schemas use a built-in model and the
-                         near misses (close to one, and why not)
+  --report               print which schemas use a built-in model, the near
+                         misses (close to one, and why not) and which
+                         identical nested types were made one
   --crate NAME           write a crate into DIR (Cargo.toml, src/lib.rs, the
                          module tree) instead of a module
+  --apply                also write apply configurations for server-side
+                         apply (FooApply beside each struct Foo); with
+                         --crate behind the crate's feature `apply`
   --kubeset-path PATH    the crate's kubeset dependency by path
   --kubeset-version REQ  ... or by version (default: this generator's)";
 
@@ -39,6 +43,7 @@ struct Args {
     inputs: Vec<String>,
     builtins: Option<PathBuf>,
     report: bool,
+    apply: bool,
     crate_name: Option<String>,
     kubeset: Option<KubesetDependency>,
 }
@@ -57,6 +62,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
             "--from-cluster" => args.from_cluster = true,
             "--builtins" => args.builtins = Some(PathBuf::from(value("--builtins")?)),
             "--report" => args.report = true,
+            "--apply" => args.apply = true,
             "--crate" => args.crate_name = Some(value("--crate")?),
             "--kubeset-path" => {
                 args.kubeset = Some(KubesetDependency::Path(value("--kubeset-path")?.into()));
@@ -121,6 +127,12 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         let builtins = reuse::Builtins::from_spec_dir(dir, reuse::DEFAULT_FEATURES)?;
         options = options.builtins(Arc::new(builtins));
     }
+    if args.apply {
+        options = options.apply(true);
+        if args.crate_name.is_some() {
+            options = options.apply_feature("apply");
+        }
+    }
     let out = crd::generate(&crds, &options)?;
     for w in &out.warnings {
         eprintln!("warning: {w}");
@@ -131,6 +143,14 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         for miss in &out.near_misses {
             eprintln!("near miss: {miss}");
+        }
+        for s in &out.shared {
+            eprintln!(
+                "shared: {}::{} for {}",
+                s.module,
+                s.name,
+                s.members.join(", ")
+            );
         }
     }
     if args.builtins.is_some() {

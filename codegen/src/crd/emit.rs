@@ -684,6 +684,63 @@ fn type_tokens(ir: &Ir, t: &TypeDef) -> TokenStream {
     }
 }
 
+/// The path of the apply type of a definition a CRD's apply type refers
+/// to: a generated struct's `super::FooApply`, a reused built-in model's
+/// `kubeset::…::FooApply`, `ObjectMetaApply` for the metadata; the model
+/// itself for what has none (enums, scalars).
+fn apply_ref(ir: &Ir, d: &str) -> TokenStream {
+    if d == OBJECT_META {
+        return quote!(kubeset::apimachinery::pkg::apis::meta::v1::ObjectMetaApply);
+    }
+    match ir.types.get(d) {
+        Some(TypeDef {
+            kind: TypeKind::Reuse { path },
+            ..
+        }) => syn::parse_str::<syn::Path>(&names::apply_type(path))
+            .map(|p| quote!(#p))
+            .unwrap_or_else(|_| type_path(ir, d)),
+        Some(t) if matches!(t.kind, TypeKind::Struct { .. }) => {
+            let name = ident(&names::apply_type(&t.name));
+            quote!(super::#name)
+        }
+        _ => type_path(ir, d),
+    }
+}
+
+/// The apply types' files of `ir` (`<group>/<version>/<foo>_apply.rs`).
+fn apply_files(
+    ir: &Ir,
+    mark: &str,
+    files: &mut BTreeMap<String, String>,
+) -> Result<(), CodegenError> {
+    crate::emit::apply::check_names(ir)?;
+    let keys = crate::emit::apply::item_keys(ir);
+    let refs = |d: &str| apply_ref(ir, d);
+    let model = |d: &str| type_path(ir, d);
+    let paths = crate::emit::apply::Paths {
+        apply_ref: &refs,
+        model: &model,
+        bytes: quote!(kubeset::ByteString),
+        serde: crate::emit::apply::Serde::Derived,
+    };
+    for t in ir.types.values() {
+        let [group, version] = t.modules.as_slice() else {
+            continue;
+        };
+        let Some((name, tokens)) = crate::emit::apply::tokens(t, &keys, &paths) else {
+            continue;
+        };
+        let file = format!("{group}/{version}/{}.rs", names::type_file(&name));
+        let pre = format!(
+            "{mark}// Source: {}; the apply configuration of `{}`.\n",
+            names::escape_text(&t.source),
+            t.name
+        );
+        files.insert(file.clone(), format(&file, tokens, &pre)?);
+    }
+    Ok(())
+}
+
 /// The module tree of `ir` (from [`super::lower`] of `crds`): files by path
 /// relative to the output directory.
 pub fn emit(
@@ -717,6 +774,13 @@ pub fn emit(
         let text = type_text(ir, t, &file, &pre)?;
         files.insert(file.clone(), text);
     }
+    if options.apply {
+        apply_files(ir, &mark, &mut files)?;
+    }
+    let apply_cfg = options
+        .apply_feature
+        .as_ref()
+        .map(|f| quote!(#[cfg(feature = #f)]));
     let groups_of: BTreeMap<String, &str> = crds
         .iter()
         .filter_map(|c| {
@@ -736,9 +800,21 @@ pub fn emit(
                     let l = ident(&names::list_alias(&t.name));
                     quote!(, #l)
                 });
+                let apply =
+                    (options.apply && matches!(t.kind, TypeKind::Struct { .. })).then(|| {
+                        let name = names::apply_type(&t.name);
+                        let (file, name) = (ident(&names::type_file(&name)), ident(&name));
+                        quote! {
+                            #apply_cfg
+                            mod #file;
+                            #apply_cfg
+                            pub use self::#file::#name;
+                        }
+                    });
                 quote! {
                     mod #file;
                     pub use self::#file::{#name #list};
+                    #apply
                 }
             });
             let doc = format!(" `{api_group}/{version}`.");

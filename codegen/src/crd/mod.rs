@@ -13,8 +13,8 @@
 //! deserializes losslessly use it ([`reuse`]: a pod template becomes
 //! `kubeset::api::core::v1::PodTemplateSpec`), and [`Generated::near_misses`]
 //! says which came close and why not. Structurally identical nested types
-//! of one group-version become one type, named by the shortest of their
-//! names (`share.rs`; the rule is in its docs).
+//! of one group-version become one type, named by what their names have in
+//! common ([`share`]; the rule is in its docs).
 //! [`Generated::write_crate`] writes the tree as a crate of its own, so an
 //! operator's rebuilds do not recompile the types.
 //!
@@ -57,7 +57,7 @@ mod emit;
 pub mod fuzz_hooks;
 mod pieces;
 pub mod reuse;
-mod share;
+pub mod share;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -165,6 +165,12 @@ pub struct Options {
     pub command: String,
     /// The built-in models schemas may reuse ([`reuse`]); none when unset.
     pub builtins: Option<std::sync::Arc<reuse::Builtins>>,
+    /// Whether to write apply configurations (`FooApply` beside each
+    /// struct `Foo`, [`Options::apply`]).
+    pub apply: bool,
+    /// The cargo feature of the user crate the apply types are compiled
+    /// behind; none: always compiled.
+    pub apply_feature: Option<String>,
 }
 
 impl Default for Options {
@@ -172,6 +178,8 @@ impl Default for Options {
         Self {
             command: "kubeset-codegen crd".into(),
             builtins: None,
+            apply: false,
+            apply_feature: None,
         }
     }
 }
@@ -197,6 +205,39 @@ impl Options {
         self.builtins = Some(builtins);
         self
     }
+
+    /// Also writes apply configurations for server-side apply, as
+    /// kubeset-api has for the built-in models: `FooApply` beside each
+    /// struct `Foo` (file `foo_apply.rs`), every field optional, nested
+    /// structs as their apply types (a reused built-in model as its
+    /// `kubeset::api::…::FooApply`, which needs the facade's `apply`
+    /// feature), `#[must_use]` `with_*` builders, the kind's
+    /// `new(name[, namespace])` writing `apiVersion` and `kind`, and
+    /// `new(keys…)` on the items of keyed lists
+    /// (`x-kubernetes-list-map-keys`). They roughly double the types'
+    /// build, so they are opt-in.
+    ///
+    /// ```
+    /// let options = kubeset_codegen::crd::Options::default().apply(true);
+    /// assert!(options.apply);
+    /// ```
+    pub fn apply(mut self, on: bool) -> Self {
+        self.apply = on;
+        self
+    }
+
+    /// Compiles the apply types behind cargo feature `feature` of the user
+    /// crate (`#[cfg(feature = …)]`; [`Generated::write_crate`] declares
+    /// it, enabling the facade's `apply`).
+    ///
+    /// ```
+    /// let options = kubeset_codegen::crd::Options::default().apply(true).apply_feature("apply");
+    /// assert_eq!(options.apply_feature.as_deref(), Some("apply"));
+    /// ```
+    pub fn apply_feature(mut self, feature: impl Into<String>) -> Self {
+        self.apply_feature = Some(feature.into());
+        self
+    }
 }
 
 /// The generated module tree.
@@ -211,6 +252,10 @@ pub struct Generated {
     pub near_misses: Vec<reuse::NearMiss>,
     /// Schemas that use a built-in model: (origin, JSON path, Rust path).
     pub reused: Vec<(String, String, String)>,
+    /// Identical nested types made one ([`share`]).
+    pub shared: Vec<share::Shared>,
+    /// The cargo feature the apply types are behind ([`Options::apply_feature`]).
+    pub apply_feature: Option<String>,
 }
 
 impl Generated {
@@ -305,11 +350,20 @@ impl Generated {
             KubesetDependency::Version(v) => format!("{{ version = {v:?} }}"),
             KubesetDependency::Path(p) => format!("{{ path = {:?} }}", p.to_string_lossy()),
         };
+        let features = self
+            .apply_feature
+            .as_ref()
+            .map(|f| {
+                format!(
+                    "\n[features]\n# The apply configurations (`FooApply`); reused built-in models' need kubeset's.\n{f:?} = [\"kubeset/apply\"]\n"
+                )
+            })
+            .unwrap_or_default();
         let text = format!(
             "{CRATE_MARKER}, do not edit.\n[package]\nname = {name:?}\nversion = \"0.1.0\"\n\
              edition = \"2024\"\npublish = false\n\n[lib]\ndoctest = false\n\n[dependencies]\n\
              kubeset = {dependency}\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
-             serde_json = \"1\"\n"
+             serde_json = \"1\"\n{features}"
         );
         std::fs::create_dir_all(dir).map_err(|source| CodegenError::Write {
             path: dir.to_owned(),
@@ -656,6 +710,8 @@ pub fn generate(
         warnings: lowered.warnings,
         near_misses: lowered.near_misses,
         reused: lowered.reused,
+        shared: lowered.shared,
+        apply_feature: options.apply_feature.clone().filter(|_| options.apply),
     })
 }
 
@@ -670,6 +726,8 @@ pub struct Lowered {
     pub near_misses: Vec<reuse::NearMiss>,
     /// Schemas that use a built-in model: (origin, JSON path, Rust path).
     pub reused: Vec<(String, String, String)>,
+    /// Identical nested types made one ([`share`]).
+    pub shared: Vec<share::Shared>,
 }
 
 /// A Rust module name for a group or version: `.` and `-` as `_`, a
@@ -809,7 +867,7 @@ pub fn lower_with(
         ir.types.append(&mut lowerer.types);
         lowerer.warnings
     };
-    share::share(&mut ir);
+    let shared = share::share(&mut ir);
     ir.resources
         .sort_by(|a, b| (&a.group, &a.version, &a.plural).cmp(&(&b.group, &b.version, &b.plural)));
     warnings.sort();
@@ -822,6 +880,7 @@ pub fn lower_with(
         warnings,
         near_misses,
         reused,
+        shared,
     })
 }
 

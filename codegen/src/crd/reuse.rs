@@ -34,6 +34,19 @@
 //! match exactly: the same fields), then the one with the fewest fields
 //! beyond `S`'s; a tie between two is no match (`NodeSelectorRequirement`
 //! and `LabelSelectorRequirement` are the same shape: the parent decides).
+//!
+//! A struct named after a built-in kind (its name is the kind's and more:
+//! `CustomResourceDefinitionCondition`, `PersistentVolumeClaimCondition`,
+//! `PodCondition`, `HorizontalPodAutoscalerBehavior`) belongs to that
+//! kind: it is used by a shape alone, or by a name it merely ends with,
+//! only where the node's JSON path names the kind
+//! (`….horizontalPodAutoscalerConfig.behavior`). So cert-manager's and
+//! KEDA's `.status.conditions[]`, whose `lastTransitionTime` is optional
+//! (no meta/v1 `Condition`), get a type of their own instead of another
+//! kind's condition. What a template holds (`PodTemplateSpec`,
+//! `PersistentVolumeClaimTemplate`: `PodSecurityContext`, `PodDNSConfig`)
+//! is made to be embedded and is not held back, nor is a struct the
+//! property names exactly (`conditions` → `Condition`).
 //! The walk is top-down: a matched node's children are not visited.
 //!
 //! What does not match is reported when it was close ([`NearMiss`]: a
@@ -108,6 +121,11 @@ struct Candidate {
     /// The type name, lowercase.
     name: String,
     fields: BTreeSet<String>,
+    /// The built-in kind the type is named after (lowercase; the longest
+    /// kind name its name starts with: `persistentvolumeclaim` for
+    /// `PersistentVolumeClaimCondition`), unless a template holds it
+    /// (`PodSecurityContext` is part of every `PodTemplateSpec`).
+    owner: Option<String>,
 }
 
 /// The built-in models a CRD schema may reuse: the lowered Kubernetes
@@ -136,6 +154,13 @@ impl Builtins {
 
     /// The catalogue of a lowered spec and the schemas it was lowered from.
     pub fn new(ir: Ir, schemas: BTreeMap<String, Schema>, features: &[&str]) -> Self {
+        let in_templates = in_templates(&ir);
+        let kinds: BTreeSet<&str> = ir
+            .types
+            .values()
+            .filter(|t| t.gvk.is_some() && t.resource.is_some())
+            .map(|t| t.name.as_str())
+            .collect();
         let candidates = ir
             .types
             .iter()
@@ -150,6 +175,9 @@ impl Builtins {
                     path: format!("kubeset::{}::{}", t.modules.join("::"), t.name),
                     name: t.name.to_ascii_lowercase(),
                     fields: fields.iter().map(|f| f.json.clone()).collect(),
+                    owner: (!in_templates.contains(definition.as_str()))
+                        .then(|| named_after(&t.name, &kinds))
+                        .flatten(),
                 })
             })
             .collect::<Vec<Candidate>>();
@@ -367,6 +395,7 @@ impl<'b> Matcher<'b> {
         }
         let wanted: Vec<&str> = s.properties.keys().map(String::as_str).collect();
         let segment = last_segment(path);
+        let context = path.to_ascii_lowercase();
         // (name tier, fewest extra fields) → the candidates there.
         let mut best: Option<(Score, Vec<&Candidate>)> = None;
         for c in &builtins.candidates {
@@ -375,7 +404,7 @@ impl<'b> Matcher<'b> {
             }
             let extra = c.fields.len() - wanted.len();
             let tier = name_tier(&segment, &c.name);
-            if tier == 0 && extra > 0 {
+            if (tier == 0 && extra > 0) || (tier < 2 && !owner_named(c, &context)) {
                 continue;
             }
             let score = (tier, std::cmp::Reverse(extra));
@@ -482,6 +511,59 @@ impl Reuser for Matcher<'_> {
         // The schemas of the next version are other allocations.
         self.memo.clear();
     }
+}
+
+/// The types a template holds (`PodTemplateSpec`,
+/// `PersistentVolumeClaimTemplate`: a non-kind struct named `…Template` or
+/// `…TemplateSpec`), following every reference.
+fn in_templates(ir: &Ir) -> BTreeSet<&str> {
+    let mut stack: Vec<&str> = ir
+        .types
+        .values()
+        .filter(|t| {
+            t.gvk.is_none() && (t.name.ends_with("Template") || t.name.ends_with("TemplateSpec"))
+        })
+        .map(|t| t.definition.as_str())
+        .collect();
+    let mut seen = BTreeSet::new();
+    while let Some(d) = stack.pop() {
+        if !seen.insert(d) {
+            continue;
+        }
+        if let Some(TypeKind::Struct { fields }) = ir.types.get(d).map(|t| &t.kind) {
+            for f in fields {
+                push_refs(&f.ty, &mut stack);
+            }
+        }
+    }
+    seen
+}
+
+/// The longest of `kinds` that `name` starts with and is longer than,
+/// lowercase.
+fn named_after(name: &str, kinds: &BTreeSet<&str>) -> Option<String> {
+    kinds
+        .iter()
+        .filter(|k| name.len() > k.len() && name.starts_with(**k))
+        .max_by_key(|k| k.len())
+        .map(|k| k.to_ascii_lowercase())
+}
+
+fn push_refs<'a>(ty: &'a Ty, stack: &mut Vec<&'a str>) {
+    match ty {
+        Ty::Vec(inner) | Ty::Map(inner) => push_refs(inner, stack),
+        Ty::Ref(d) => stack.push(d),
+        _ => {}
+    }
+}
+
+/// Whether a candidate named after a kind (`owner`) may serve at a node
+/// whose lowercase JSON path is `context`: only when the path names the
+/// kind (KEDA's `.spec.advanced.horizontalPodAutoscalerConfig.behavior`
+/// may be `HorizontalPodAutoscalerBehavior`; cert-manager's
+/// `.status.conditions[]` may not be `CustomResourceDefinitionCondition`).
+fn owner_named(c: &Candidate, context: &str) -> bool {
+    c.owner.as_deref().is_none_or(|kind| context.contains(kind))
 }
 
 fn is_object(s: &Schema) -> bool {

@@ -102,20 +102,50 @@ fn has_apply(ir: &Ir, d: &str) -> bool {
     )
 }
 
-/// The path of `d`'s apply type, or of `d` itself when it has none.
-fn ref_path(ir: &Ir, d: &str) -> TokenStream {
-    match ir.types.get(d) {
-        Some(t) if has_apply(ir, d) => {
-            let modules = t.modules.iter().map(|m| ident(m));
-            let name = ident(&names::apply_type(&t.name));
-            quote!(crate:: #(#modules ::)* #name)
-        }
-        _ => super::type_path(ir, d),
-    }
+/// Where the apply types are written: how they name other types and how
+/// they (de)serialize. [`Paths::builtin`] for kubeset-api; the CRD
+/// emitter has its own (facade paths, serde derives).
+pub(crate) struct Paths<'a> {
+    /// The path of a referenced definition's apply type (or of the
+    /// definition itself when it has none).
+    pub apply_ref: &'a dyn Fn(&str) -> TokenStream,
+    /// The path of a definition's model, for the docs.
+    pub model: &'a dyn Fn(&str) -> TokenStream,
+    /// The base64 type.
+    pub bytes: TokenStream,
+    /// The impls of `Serialize` and `Deserialize` (and field attributes)
+    /// of the apply struct.
+    pub serde: Serde,
 }
 
-fn apply_ty(ir: &Ir, ty: &Ty) -> TokenStream {
-    super::rust_ty_with(ty, &quote!(crate::ByteString), &|d| ref_path(ir, d))
+/// How an apply struct (de)serializes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Serde {
+    /// kubeset-api's written-out impls ([`super::serde_impls`]).
+    WrittenOut,
+    /// serde's derives with field attributes (a user crate has only the
+    /// facade), a kind's `Serialize` written out with `apiVersion` and
+    /// `kind`.
+    Derived,
+}
+
+impl Paths<'_> {
+    /// The path of `d`'s apply type in kubeset-api, or of `d` itself when
+    /// it has none.
+    pub(crate) fn builtin_ref(ir: &Ir, d: &str) -> TokenStream {
+        match ir.types.get(d) {
+            Some(t) if has_apply(ir, d) => {
+                let modules = t.modules.iter().map(|m| ident(m));
+                let name = ident(&names::apply_type(&t.name));
+                quote!(crate:: #(#modules ::)* #name)
+            }
+            _ => super::type_path(ir, d),
+        }
+    }
+
+    fn ty(&self, ty: &Ty) -> TokenStream {
+        super::rust_ty_with(ty, &self.bytes, self.apply_ref)
+    }
 }
 
 /// The file (path relative to the crate) and text of `t`'s apply type,
@@ -125,26 +155,45 @@ pub(super) fn file(
     t: &TypeDef,
     keys: &BTreeMap<String, Vec<String>>,
 ) -> Option<(String, TokenStream)> {
-    let TypeKind::Struct { fields } = &t.kind else {
-        return None;
+    let apply_ref = |d: &str| Paths::builtin_ref(ir, d);
+    let model = |d: &str| super::type_path(ir, d);
+    let paths = Paths {
+        apply_ref: &apply_ref,
+        model: &model,
+        bytes: quote!(crate::ByteString),
+        serde: Serde::WrittenOut,
     };
-    let name = names::apply_type(&t.name);
+    let (name, tokens) = tokens(t, keys, &paths)?;
     let path = format!(
         "src/{}/{}.rs",
         t.modules.join("/"),
         names::snake_case(&name)
     );
-    let model = super::type_path(ir, &t.definition);
+    Some((path, tokens))
+}
+
+/// The name and items of `t`'s apply type, `None` when `t` is not a
+/// struct: the struct, its builders and constructor, its serde impls.
+pub(crate) fn tokens(
+    t: &TypeDef,
+    keys: &BTreeMap<String, Vec<String>>,
+    paths: &Paths<'_>,
+) -> Option<(String, TokenStream)> {
+    let TypeKind::Struct { fields } = &t.kind else {
+        return None;
+    };
+    let name = names::apply_type(&t.name);
+    let model = (paths.model)(&t.definition);
     let model_doc = model.to_string().replace(' ', "");
     let ty = ident(&name);
     let doc = format!(
         " Apply configuration of [`{}`]({model_doc}) for server-side apply: every field optional, so a field manager sets (and owns) only what it means to.",
         t.name
     );
-    let struct_fields = fields.iter().map(|f| field_tokens(ir, f, &model_doc));
-    let builders = fields.iter().map(|f| builder(ir, f, &model_doc));
+    let struct_fields = fields.iter().map(|f| field_tokens(paths, f, &model_doc));
+    let builders = fields.iter().map(|f| builder(paths, f, &model_doc));
     let constructor =
-        kind_constructor(ir, t, fields).or_else(|| keyed_constructor(t, fields, keys));
+        kind_constructor(paths, t, fields).or_else(|| keyed_constructor(paths, t, fields, keys));
     let optional: Vec<Field> = fields
         .iter()
         .map(|f| Field {
@@ -152,14 +201,24 @@ pub(super) fn file(
             ..f.clone()
         })
         .collect();
-    let serde = super::serde_impls::impls(&name, &optional, t.gvk.as_ref());
+    let (derive, unknown, serde) = match paths.serde {
+        Serde::WrittenOut => (
+            quote!(),
+            quote!(),
+            super::serde_impls::impls(&name, &optional, t.gvk.as_ref()),
+        ),
+        Serde::Derived => derived_serde(t, &name, &optional),
+    };
+    let attr = (paths.serde == Serde::Derived).then(|| quote!(#[serde(default)]));
     Some((
-        path,
+        name,
         quote! {
             #[doc = #doc]
-            #[derive(Clone, Debug, Default, PartialEq)]
+            #[derive(Clone, Debug, Default, PartialEq, #derive)]
+            #attr
             pub struct #ty {
                 #(#struct_fields)*
+                #unknown
             }
             impl #ty {
                 #constructor
@@ -191,9 +250,9 @@ fn list_note(f: &Field) -> Option<String> {
     Some(note)
 }
 
-fn field_tokens(ir: &Ir, f: &Field, model: &str) -> TokenStream {
+fn field_tokens(paths: &Paths<'_>, f: &Field, model: &str) -> TokenStream {
     let name = ident(&f.rust);
-    let mut ty = apply_ty(ir, &f.ty);
+    let mut ty = paths.ty(&f.ty);
     if f.boxed {
         ty = quote!(Box<#ty>);
     }
@@ -202,19 +261,79 @@ fn field_tokens(ir: &Ir, f: &Field, model: &str) -> TokenStream {
         lines.push(String::new());
         lines.push(format!(" {note}"));
     }
+    let attrs = (paths.serde == Serde::Derived).then(|| {
+        let json = &f.json;
+        let rename = (f.rust != f.json).then(|| quote!(rename = #json,));
+        quote!(#[serde(#rename skip_serializing_if = "Option::is_none")])
+    });
     quote! {
         #(#[doc = #lines])*
+        #attrs
         pub #name: Option<#ty>,
     }
 }
 
-fn builder(ir: &Ir, f: &Field, model: &str) -> TokenStream {
+/// serde's derives for a CRD's apply struct: `Serialize` derived but for a
+/// kind (written out, `apiVersion` and `kind` first), `Deserialize`
+/// derived; the unknown fields a non-kind type keeps
+/// (`x-kubernetes-preserve-unknown-fields`) flattened as in the model.
+fn derived_serde(
+    t: &TypeDef,
+    name: &str,
+    fields: &[Field],
+) -> (TokenStream, TokenStream, TokenStream) {
+    let ty = ident(name);
+    let Some(r) = t.gvk.as_ref().filter(|_| t.resource.is_some()) else {
+        let unknown = t.unknown_fields.as_ref().map(|u| {
+            let u = ident(u);
+            quote! {
+                /// Fields the schema does not list, kept as they are.
+                #[serde(flatten)]
+                pub #u: std::collections::BTreeMap<String, serde_json::Value>,
+            }
+        });
+        return (
+            quote!(serde::Serialize, serde::Deserialize),
+            quote!(#unknown),
+            quote!(),
+        );
+    };
+    let api_version = if r.group.is_empty() {
+        r.version.clone()
+    } else {
+        format!("{}/{}", r.group, r.version)
+    };
+    let kind = &r.kind;
+    let entries = fields.iter().map(|f| {
+        let (n, json) = (ident(&f.rust), &f.json);
+        quote! {
+            if let Some(v) = &self.#n {
+                map.serialize_entry(#json, v)?;
+            }
+        }
+    });
+    let ser = quote! {
+        impl serde::Serialize for #ty {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("apiVersion", #api_version)?;
+                map.serialize_entry("kind", #kind)?;
+                #(#entries)*
+                map.end()
+            }
+        }
+    };
+    (quote!(serde::Deserialize), quote!(), ser)
+}
+
+fn builder(paths: &Paths<'_>, f: &Field, model: &str) -> TokenStream {
     let field = ident(&f.rust);
     let method = ident(&names::builder_method(&f.rust));
     let see = format!(" See [`{model}::{}`].", f.rust);
     match &f.ty {
         Ty::Vec(item) if !f.boxed => {
-            let item = apply_ty(ir, item);
+            let item = paths.ty(item);
             let doc = format!(" Appends `values` to `{}`.", f.json);
             quote! {
                 #[doc = #doc]
@@ -228,7 +347,7 @@ fn builder(ir: &Ir, f: &Field, model: &str) -> TokenStream {
             }
         }
         Ty::Map(value) if !f.boxed => {
-            let value = apply_ty(ir, value);
+            let value = paths.ty(value);
             let doc = format!(" Inserts `entries` into `{}`.", f.json);
             quote! {
                 #[doc = #doc]
@@ -244,7 +363,7 @@ fn builder(ir: &Ir, f: &Field, model: &str) -> TokenStream {
             }
         }
         _ => {
-            let ty = apply_ty(ir, &f.ty);
+            let ty = paths.ty(&f.ty);
             let doc = format!(" Sets `{}`.", f.json);
             let value = if f.boxed {
                 quote!(Box::new(value.into()))
@@ -267,13 +386,13 @@ fn builder(ir: &Ir, f: &Field, model: &str) -> TokenStream {
 
 /// A served kind's `new(name[, namespace])` and its metadata builders
 /// `with_label`/`with_annotation` (unless a field takes their names).
-fn kind_constructor(ir: &Ir, t: &TypeDef, fields: &[Field]) -> Option<TokenStream> {
+fn kind_constructor(paths: &Paths<'_>, t: &TypeDef, fields: &[Field]) -> Option<TokenStream> {
     let r = t.resource.as_ref()?;
     let meta = fields.iter().find(|f| f.json == "metadata")?;
     let Ty::Ref(meta_def) = &meta.ty else {
         return None;
     };
-    let meta_ty = ref_path(ir, meta_def);
+    let meta_ty = (paths.apply_ref)(meta_def);
     let kind = &t.name;
     let (params, set_ns, doc) = if r.namespaced {
         (
@@ -338,6 +457,7 @@ fn kind_constructor(ir: &Ir, t: &TypeDef, fields: &[Field]) -> Option<TokenStrea
 
 /// `new(keys…)` of the item type of keyed lists.
 fn keyed_constructor(
+    paths: &Paths<'_>,
     t: &TypeDef,
     fields: &[Field],
     keys: &BTreeMap<String, Vec<String>>,
@@ -349,7 +469,7 @@ fn keyed_constructor(
         .collect();
     let params = key_fields.iter().map(|f| {
         let n = ident(&f.rust);
-        let ty = super::rust_ty_with(&f.ty, &quote!(crate::ByteString), &|_| quote!());
+        let ty = super::rust_ty_with(&f.ty, &paths.bytes, &|_| quote!());
         quote!(#n: impl Into<#ty>)
     });
     let sets = key_fields.iter().map(|f| {

@@ -52,12 +52,23 @@ pub fn cargo_in_user_crate(
     args: &[&str],
     doctests: bool,
 ) -> Run {
+    cargo_in_user_crate_with(name, files, args, doctests, &[])
+}
+
+/// [`cargo_in_user_crate`] with the facade's cargo `features` on.
+pub fn cargo_in_user_crate_with(
+    name: &str,
+    files: &BTreeMap<String, String>,
+    args: &[&str],
+    doctests: bool,
+    features: &[&str],
+) -> Run {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = workspace();
     let manifest = format!(
         "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
          [lib]\ntest = false\ndoctest = {doctests}\n\n[workspace]\n\n[dependencies]\n\
-         kubeset = {{ path = {:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = \"1\"\n",
+         kubeset = {{ path = {:?}, features = {features:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = \"1\"\n",
         root.join("crates/kubeset").to_string_lossy()
     );
     write(dir.path(), "Cargo.toml", &manifest);

@@ -1040,7 +1040,7 @@ pub mod crdout_kubeset_dev {
                 pub image: Option<String>,
                 /// A nested struct.
                 #[serde(skip_serializing_if = "Option::is_none")]
-                pub inline: Option<super::ListsSpecItems>,
+                pub inline: Option<super::Spec>,
             }
         }
         pub use self::external_spec_sources::ExternalSpecSources;
@@ -1279,68 +1279,10 @@ pub mod crdout_kubeset_dev {
                 ///
                 /// - Allowed values: `"Scale"`, `"Restart"`, `"Run"`.
                 #[serde(rename = "type")]
-                pub type_: super::FlattenEnumSpecType,
+                pub type_: super::SpecType,
             }
         }
         pub use self::flatten_enum_spec::FlattenEnumSpec;
-        mod flatten_enum_spec_type {
-            /// `.spec.type` (no description in the schema).
-            #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-            pub enum FlattenEnumSpecType {
-                /// `"Scale"`.
-                Scale,
-                /// `"Restart"`.
-                Restart,
-                /// `"Run"`.
-                Run,
-                /// A value this schema does not list (a newer server), kept as it is.
-                Other(String),
-            }
-            impl FlattenEnumSpecType {
-                /// The JSON string.
-                pub fn as_str(&self) -> &str {
-                    match self {
-                        Self::Scale => "Scale",
-                        Self::Restart => "Restart",
-                        Self::Run => "Run",
-                        Self::Other(s) => s,
-                    }
-                }
-            }
-            impl From<&str> for FlattenEnumSpecType {
-                fn from(s: &str) -> Self {
-                    match s {
-                        "Scale" => Self::Scale,
-                        "Restart" => Self::Restart,
-                        "Run" => Self::Run,
-                        _ => Self::Other(s.to_owned()),
-                    }
-                }
-            }
-            /// The first listed value.
-            impl Default for FlattenEnumSpecType {
-                fn default() -> Self {
-                    Self::Scale
-                }
-            }
-            impl serde::Serialize for FlattenEnumSpecType {
-                fn serialize<S: serde::Serializer>(
-                    &self,
-                    serializer: S,
-                ) -> Result<S::Ok, S::Error> {
-                    serializer.serialize_str(self.as_str())
-                }
-            }
-            impl<'de> serde::Deserialize<'de> for FlattenEnumSpecType {
-                fn deserialize<D: serde::Deserializer<'de>>(
-                    deserializer: D,
-                ) -> Result<Self, D::Error> {
-                    let s = String::deserialize(deserializer)?;
-                    Ok(Self::from(s.as_str()))
-                }
-            }
-        }
-        pub use self::flatten_enum_spec_type::FlattenEnumSpecType;
         mod flatten_map {
             /// Auto-generated derived type for FlattenMapSpec via `CustomResource`
             #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
@@ -1788,7 +1730,7 @@ pub mod crdout_kubeset_dev {
                 ///
                 /// - Allowed values: `"Scale"`, `"Restart"`, `"Run"`.
                 #[serde(rename = "type")]
-                pub type_: super::FlattenEnumSpecType,
+                pub type_: super::SpecType,
             }
         }
         pub use self::internal_spec_actions::InternalSpecActions;
@@ -2037,7 +1979,7 @@ pub mod crdout_kubeset_dev {
             #[serde(default)]
             pub struct ListsSpec {
                 /// `items` (no description in the schema).
-                pub items: Vec<super::ListsSpecItems>,
+                pub items: Vec<super::Spec>,
                 /// `matrix` (no description in the schema).
                 pub matrix: Vec<Vec<i32>>,
                 /// `names` (no description in the schema).
@@ -2045,26 +1987,6 @@ pub mod crdout_kubeset_dev {
             }
         }
         pub use self::lists_spec::ListsSpec;
-        mod lists_spec_items {
-            /// A nested struct.
-            #[derive(
-                Clone,
-                Debug,
-                PartialEq,
-                Default,
-                serde::Serialize,
-                serde::Deserialize
-            )]
-            #[serde(default)]
-            pub struct ListsSpecItems {
-                /// `a` (no description in the schema).
-                pub a: String,
-                /// `b` (no description in the schema).
-                #[serde(skip_serializing_if = "Option::is_none")]
-                pub b: Option<i32>,
-            }
-        }
-        pub use self::lists_spec_items::ListsSpecItems;
         mod maps {
             /// Auto-generated derived type for MapsSpec via `CustomResource`
             #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
@@ -2169,7 +2091,7 @@ pub mod crdout_kubeset_dev {
             #[serde(default)]
             pub struct MapsSpec {
                 /// A map of structs.
-                pub by_name: std::collections::BTreeMap<String, super::ListsSpecItems>,
+                pub by_name: std::collections::BTreeMap<String, super::Spec>,
                 /// `counts` (no description in the schema).
                 pub counts: std::collections::BTreeMap<String, i64>,
                 /// `labels` (no description in the schema).
@@ -2291,7 +2213,7 @@ pub mod crdout_kubeset_dev {
                 ///
                 /// - Nullable: `null` is a valid value.
                 #[serde(skip_serializing_if = "Option::is_none")]
-                pub nested: Option<super::ListsSpecItems>,
+                pub nested: Option<super::Spec>,
                 /// Written as `null` (no skip_serializing_if): nullable.
                 ///
                 /// - Nullable: `null` is a valid value.
@@ -3035,6 +2957,7 @@ pub mod crdout_kubeset_dev {
             /// A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
             ///
             /// - Map type `atomic`.
+            /// - Shared by identical schemas at `.spec.namespaceSelector`, `.spec.selector`
             #[derive(
                 Clone,
                 Debug,
@@ -3063,6 +2986,8 @@ pub mod crdout_kubeset_dev {
         pub use self::selectors_spec_selector::SelectorsSpecSelector;
         mod selectors_spec_selector_match_expressions {
             /// A label selector requirement is a selector that contains values, a key, and an operator that relates the key and values.
+            ///
+            /// - Shared by identical schemas at `.spec.namespaceSelector.matchExpressions[]`, `.spec.selector.matchExpressions[]`
             #[derive(
                 Clone,
                 Debug,
@@ -3203,6 +3128,116 @@ pub mod crdout_kubeset_dev {
             }
         }
         pub use self::serde_attrs_spec::SerdeAttrsSpec;
+        mod spec {
+            /// A nested struct.
+            ///
+            /// - Shared by identical schemas at `.spec.by_name{}`, `.spec.items[]`, `.spec.nested` and 1 more
+            #[derive(
+                Clone,
+                Debug,
+                PartialEq,
+                Default,
+                serde::Serialize,
+                serde::Deserialize
+            )]
+            #[serde(default)]
+            pub struct Spec {
+                /// `a` (no description in the schema).
+                pub a: String,
+                /// `b` (no description in the schema).
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub b: Option<i32>,
+            }
+        }
+        pub use self::spec::Spec;
+        mod spec_endpoints_or_targets {
+            /// `.spec.targets[]` (no description in the schema).
+            ///
+            /// - At least one of: `host` + `port`, `url`.
+            /// - Validation: `!(has(self.host) && has(self.port)) || (self.port > 1024)` (no privileged ports).
+            /// - Shared by identical schemas at `.spec.endpoints[]`, `.spec.targets[]`
+            #[derive(
+                Clone,
+                Debug,
+                PartialEq,
+                Default,
+                serde::Serialize,
+                serde::Deserialize
+            )]
+            #[serde(default)]
+            pub struct SpecEndpointsOrTargets {
+                /// `host` (no description in the schema).
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub host: Option<String>,
+                /// `port` (no description in the schema).
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub port: Option<i32>,
+                /// `url` (no description in the schema).
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub url: Option<String>,
+            }
+        }
+        pub use self::spec_endpoints_or_targets::SpecEndpointsOrTargets;
+        mod spec_type {
+            /// `.spec.type` (no description in the schema).
+            ///
+            /// - Shared by identical schemas at `.spec.actions[].type`, `.spec.type`
+            #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            pub enum SpecType {
+                /// `"Scale"`.
+                Scale,
+                /// `"Restart"`.
+                Restart,
+                /// `"Run"`.
+                Run,
+                /// A value this schema does not list (a newer server), kept as it is.
+                Other(String),
+            }
+            impl SpecType {
+                /// The JSON string.
+                pub fn as_str(&self) -> &str {
+                    match self {
+                        Self::Scale => "Scale",
+                        Self::Restart => "Restart",
+                        Self::Run => "Run",
+                        Self::Other(s) => s,
+                    }
+                }
+            }
+            impl From<&str> for SpecType {
+                fn from(s: &str) -> Self {
+                    match s {
+                        "Scale" => Self::Scale,
+                        "Restart" => Self::Restart,
+                        "Run" => Self::Run,
+                        _ => Self::Other(s.to_owned()),
+                    }
+                }
+            }
+            /// The first listed value.
+            impl Default for SpecType {
+                fn default() -> Self {
+                    Self::Scale
+                }
+            }
+            impl serde::Serialize for SpecType {
+                fn serialize<S: serde::Serializer>(
+                    &self,
+                    serializer: S,
+                ) -> Result<S::Ok, S::Error> {
+                    serializer.serialize_str(self.as_str())
+                }
+            }
+            impl<'de> serde::Deserialize<'de> for SpecType {
+                fn deserialize<D: serde::Deserializer<'de>>(
+                    deserializer: D,
+                ) -> Result<Self, D::Error> {
+                    let s = String::deserialize(deserializer)?;
+                    Ok(Self::from(s.as_str()))
+                }
+            }
+        }
+        pub use self::spec_type::SpecType;
         mod templated {
             /// Auto-generated derived type for TemplatedSpec via `CustomResource`
             #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
@@ -3532,11 +3567,11 @@ pub mod crdout_kubeset_dev {
             #[serde(default)]
             pub struct UnitEnumSpec {
                 /// `all` (no description in the schema).
-                pub all: Vec<super::UnitEnumSpecAll>,
+                pub all: Vec<super::UnitEnumSpecAllOrColour>,
                 /// A unit enum: strings.
                 ///
                 /// - Allowed values: `"red"`, `"green"`, `"deep-blue"`.
-                pub colour: super::UnitEnumSpecAll,
+                pub colour: super::UnitEnumSpecAllOrColour,
                 /// Optional, written as null: the enum takes null.
                 ///
                 /// - Nullable: `null` is a valid value.
@@ -3545,10 +3580,12 @@ pub mod crdout_kubeset_dev {
             }
         }
         pub use self::unit_enum_spec::UnitEnumSpec;
-        mod unit_enum_spec_all {
+        mod unit_enum_spec_all_or_colour {
             /// `.spec.all[]` (no description in the schema).
+            ///
+            /// - Shared by identical schemas at `.spec.all[]`, `.spec.colour`
             #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-            pub enum UnitEnumSpecAll {
+            pub enum UnitEnumSpecAllOrColour {
                 /// `"red"`.
                 Red,
                 /// `"green"`.
@@ -3558,7 +3595,7 @@ pub mod crdout_kubeset_dev {
                 /// A value this schema does not list (a newer server), kept as it is.
                 Other(String),
             }
-            impl UnitEnumSpecAll {
+            impl UnitEnumSpecAllOrColour {
                 /// The JSON string.
                 pub fn as_str(&self) -> &str {
                     match self {
@@ -3569,7 +3606,7 @@ pub mod crdout_kubeset_dev {
                     }
                 }
             }
-            impl From<&str> for UnitEnumSpecAll {
+            impl From<&str> for UnitEnumSpecAllOrColour {
                 fn from(s: &str) -> Self {
                     match s {
                         "red" => Self::Red,
@@ -3580,12 +3617,12 @@ pub mod crdout_kubeset_dev {
                 }
             }
             /// The first listed value.
-            impl Default for UnitEnumSpecAll {
+            impl Default for UnitEnumSpecAllOrColour {
                 fn default() -> Self {
                     Self::Red
                 }
             }
-            impl serde::Serialize for UnitEnumSpecAll {
+            impl serde::Serialize for UnitEnumSpecAllOrColour {
                 fn serialize<S: serde::Serializer>(
                     &self,
                     serializer: S,
@@ -3593,7 +3630,7 @@ pub mod crdout_kubeset_dev {
                     serializer.serialize_str(self.as_str())
                 }
             }
-            impl<'de> serde::Deserialize<'de> for UnitEnumSpecAll {
+            impl<'de> serde::Deserialize<'de> for UnitEnumSpecAllOrColour {
                 fn deserialize<D: serde::Deserializer<'de>>(
                     deserializer: D,
                 ) -> Result<Self, D::Error> {
@@ -3602,7 +3639,7 @@ pub mod crdout_kubeset_dev {
                 }
             }
         }
-        pub use self::unit_enum_spec_all::UnitEnumSpecAll;
+        pub use self::unit_enum_spec_all_or_colour::UnitEnumSpecAllOrColour;
         mod untagged_objects {
             /// Auto-generated derived type for UntaggedObjectsSpec via `CustomResource`
             #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
@@ -3707,7 +3744,7 @@ pub mod crdout_kubeset_dev {
             #[serde(default)]
             pub struct UntaggedObjectsSpec {
                 /// `endpoints` (no description in the schema).
-                pub endpoints: Vec<super::VariantCelSpecTargets>,
+                pub endpoints: Vec<super::SpecEndpointsOrTargets>,
             }
         }
         pub use self::untagged_objects_spec::UntaggedObjectsSpec;
@@ -4211,7 +4248,7 @@ pub mod crdout_kubeset_dev {
                 /// `steps` (no description in the schema).
                 pub steps: Vec<super::VariantCelSpecSteps>,
                 /// `targets` (no description in the schema).
-                pub targets: Vec<super::VariantCelSpecTargets>,
+                pub targets: Vec<super::SpecEndpointsOrTargets>,
             }
         }
         pub use self::variant_cel_spec::VariantCelSpec;
@@ -4402,33 +4439,6 @@ pub mod crdout_kubeset_dev {
             }
         }
         pub use self::variant_cel_spec_steps_type::VariantCelSpecStepsType;
-        mod variant_cel_spec_targets {
-            /// `.spec.targets[]` (no description in the schema).
-            ///
-            /// - At least one of: `host` + `port`, `url`.
-            /// - Validation: `!(has(self.host) && has(self.port)) || (self.port > 1024)` (no privileged ports).
-            #[derive(
-                Clone,
-                Debug,
-                PartialEq,
-                Default,
-                serde::Serialize,
-                serde::Deserialize
-            )]
-            #[serde(default)]
-            pub struct VariantCelSpecTargets {
-                /// `host` (no description in the schema).
-                #[serde(skip_serializing_if = "Option::is_none")]
-                pub host: Option<String>,
-                /// `port` (no description in the schema).
-                #[serde(skip_serializing_if = "Option::is_none")]
-                pub port: Option<i32>,
-                /// `url` (no description in the schema).
-                #[serde(skip_serializing_if = "Option::is_none")]
-                pub url: Option<String>,
-            }
-        }
-        pub use self::variant_cel_spec_targets::VariantCelSpecTargets;
         mod wide {
             /// Auto-generated derived type for WideSpec via `CustomResource`
             #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]

@@ -30,5 +30,5 @@ pub struct CertificateSpecKeystoresJks {
     /// Mutually exclusive with password.
     /// One of password or passwordSecretRef must provide a password with a non-zero length.
     #[serde(rename = "passwordSecretRef", skip_serializing_if = "Option::is_none")]
-    pub password_secret_ref: Option<super::CertificateSpecKeystoresJksPasswordSecretRef>,
+    pub password_secret_ref: Option<super::CertificateSpecKeystoresPasswordSecretRef>,
 }

@@ -26,7 +26,7 @@ pub struct CertificateSpecKeystoresPkcs12 {
     /// Mutually exclusive with password.
     /// One of password or passwordSecretRef must provide a password with a non-zero length.
     #[serde(rename = "passwordSecretRef", skip_serializing_if = "Option::is_none")]
-    pub password_secret_ref: Option<super::CertificateSpecKeystoresJksPasswordSecretRef>,
+    pub password_secret_ref: Option<super::CertificateSpecKeystoresPasswordSecretRef>,
     /// Profile specifies the key and certificate encryption algorithms and the HMAC algorithm
     /// used to create the PKCS12 keystore. Default value is `LegacyRC2` for backward compatibility.
     ///

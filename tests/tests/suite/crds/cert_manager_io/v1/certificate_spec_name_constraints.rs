@@ -17,8 +17,8 @@ pub struct CertificateSpecNameConstraints {
     /// restriction in the excluded field is invalid regardless
     /// of information appearing in the permitted
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub excluded: Option<super::CertificateSpecNameConstraintsExcluded>,
+    pub excluded: Option<super::CertificateSpecNameConstraintsExcludedOrPermitted>,
     /// Permitted contains the constraints in which the names must be located.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub permitted: Option<super::CertificateSpecNameConstraintsExcluded>,
+    pub permitted: Option<super::CertificateSpecNameConstraintsExcludedOrPermitted>,
 }

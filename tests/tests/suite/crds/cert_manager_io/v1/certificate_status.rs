@@ -16,11 +16,7 @@ pub struct CertificateStatus {
     ///
     /// - List type `map`, keyed by `type`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub conditions: Option<
-        Vec<
-            kubeset::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition,
-        >,
-    >,
+    pub conditions: Option<Vec<super::CertificateStatusConditions>>,
     /// The number of continuous failed issuance attempts up till now. This
     /// field gets removed (if set) on a successful issuance and gets set to
     /// 1 if unset and an issuance has failed. If an issuance has failed, the

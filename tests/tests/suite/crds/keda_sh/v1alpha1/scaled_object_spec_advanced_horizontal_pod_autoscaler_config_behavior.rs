@@ -12,7 +12,7 @@ pub struct ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehavior {
     /// the last 300sec is used).
     #[serde(rename = "scaleDown", skip_serializing_if = "Option::is_none")]
     pub scale_down: Option<
-        super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleUp,
+        super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScale,
     >,
     /// scaleUp is scaling policy for scaling Up.
     /// If not set, the default value is the higher of:
@@ -21,6 +21,6 @@ pub struct ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehavior {
     /// No stabilization is used.
     #[serde(rename = "scaleUp", skip_serializing_if = "Option::is_none")]
     pub scale_up: Option<
-        super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleUp,
+        super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScale,
     >,
 }

@@ -2,9 +2,11 @@
 // Source: CustomResourceDefinition `scaledobjects.keda.sh`, version `v1alpha1`, schema path `.spec.advanced.horizontalPodAutoscalerConfig.behavior.scaleUp.policies[]`.
 
 /// HPAScalingPolicy is a single policy which must hold true for a specified past interval.
+///
+/// - Shared by identical schemas at `.spec.advanced.horizontalPodAutoscalerConfig.behavior.scaleDown.policies[]`, `.spec.advanced.horizontalPodAutoscalerConfig.behavior.scaleUp.policies[]`
 #[derive(Clone, Debug, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
-pub struct ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleUpPolicies {
+pub struct ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScalePolicies {
     /// periodSeconds specifies the window of time for which the policy should hold true.
     /// PeriodSeconds must be greater than zero and less than or equal to 1800 (30 min).
     #[serde(rename = "periodSeconds")]
