@@ -1208,7 +1208,7 @@ pub async fn reinvocation_if_needed(client: Client, ns: &str) {
         let cm = configmap(&name, json!({}), json!({}));
         let created = cms.create(&PostParams::default(), &cm).await.ok()?;
         let labels = created.metadata.labels.unwrap_or_default();
-        (labels.get("changed").is_some() && !seen_never.of(&name).is_empty()).then_some(name)
+        (labels.contains_key("changed") && !seen_never.of(&name).is_empty()).then_some(name)
     })
     .await;
     let again = seen_if.of(&name);
