@@ -14,7 +14,6 @@
 //! objects until it sees its webhooks act before checking the rest.
 
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -31,7 +30,10 @@ use k::api::admissionregistration::v1::{
 use k::api::core::v1::ConfigMap;
 use k::params::{DeleteParams, PostParams};
 use k::{Api, Client, Error};
-use rt::webhook::{CertFiles, Denied, Mutated, SelfSignedCa, Webhook, WebhookServer};
+use rt::webhook::{Denied, Mutated, Webhook, WebhookServer};
+
+mod certs;
+use certs::TestCerts;
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -58,35 +60,6 @@ where
     }
 }
 
-/// A CA and a leaf for 127.0.0.1 in a temporary directory.
-struct Certs {
-    _dir: tempfile::TempDir,
-    cert: PathBuf,
-    key: PathBuf,
-    ca: SelfSignedCa,
-}
-
-impl Certs {
-    fn new() -> Certs {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let ca = SelfSignedCa::generate("kubeset-webhook-scenarios-ca").expect("CA");
-        let certs = Certs {
-            cert: dir.path().join("tls.crt"),
-            key: dir.path().join("tls.key"),
-            _dir: dir,
-            ca,
-        };
-        certs.rotate();
-        certs
-    }
-
-    /// A new leaf (new key) from the same CA, written over the files.
-    fn rotate(&self) {
-        let leaf = self.ca.issue(&["127.0.0.1"]).expect("leaf");
-        leaf.write(&self.cert, &self.key).expect("leaf written");
-    }
-}
-
 /// A webhook server running for one scenario.
 struct Served {
     url: String,
@@ -94,14 +67,14 @@ struct Served {
     stats: rt::webhook::TlsStats,
     stop: CancellationToken,
     task: tokio::task::JoinHandle<()>,
-    certs: Certs,
+    certs: TestCerts,
 }
 
 impl Served {
     async fn start(webhook: Webhook) -> Served {
-        let certs = Certs::new();
+        let certs = TestCerts::new("kubeset-webhook-scenarios-ca", &["127.0.0.1"]);
         let server: WebhookServer = webhook
-            .bind("127.0.0.1:0", CertFiles::new(&certs.cert, &certs.key))
+            .bind("127.0.0.1:0", certs.files())
             .await
             .expect("webhook binds");
         let stop = CancellationToken::new();
