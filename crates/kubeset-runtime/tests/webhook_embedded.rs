@@ -118,3 +118,9 @@ async fn reinvocation_if_needed() {
     let (_server, client) = server("reinvoke").await;
     webhook_scenarios::reinvocation_if_needed(client, "reinvoke").await;
 }
+
+#[tokio::test]
+async fn generated_names_reach_the_validating_webhooks() {
+    let (_server, client) = server("generated").await;
+    webhook_scenarios::generated_names_reach_the_validating_webhooks(client, "generated").await;
+}

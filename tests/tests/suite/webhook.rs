@@ -125,3 +125,9 @@ async fn webhook_reinvocation_if_needed() {
     let ctx = connect!("webhook-reinvoke");
     scenarios::reinvocation_if_needed(ctx.client, &ctx.ns).await;
 }
+
+#[tokio::test]
+async fn webhook_generated_names_reach_the_validating_webhooks() {
+    let ctx = connect!("webhook-generated");
+    scenarios::generated_names_reach_the_validating_webhooks(ctx.client, &ctx.ns).await;
+}

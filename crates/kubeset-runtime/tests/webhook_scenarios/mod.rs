@@ -1199,3 +1199,109 @@ pub async fn reinvocation_if_needed(client: Client, ns: &str) {
     delete_mutating(&client, &b).await;
     served.stop().await;
 }
+
+/// What a webhook was sent: the request's `name` and the object.
+#[derive(Debug, Clone, Default)]
+struct Sent(Arc<Mutex<Vec<(String, ConfigMap)>>>);
+
+impl Sent {
+    fn push(&self, req: &AdmissionRequest<ConfigMap>) {
+        if let Some(cm) = req.object.clone() {
+            self.0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((req.name.clone(), cm));
+        }
+    }
+
+    /// What was sent for objects of `generate_name`.
+    fn of(&self, generate_name: &str) -> Vec<(String, ConfigMap)> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|(_, c)| c.metadata.generate_name.as_deref() == Some(generate_name))
+            .cloned()
+            .collect()
+    }
+}
+
+/// A create with `generateName`: the mutating webhook is sent the object
+/// as the client sent it (no name, `uid` or `creationTimestamp`; the
+/// request's `name` empty), the validating webhook the object with the
+/// generated name, the `uid` and `creationTimestamp` that are stored, and
+/// that name as the request's.
+pub async fn generated_names_reach_the_validating_webhooks(client: Client, ns: &str) {
+    let (mutated, validated) = (Sent::default(), Sent::default());
+    let (m, v) = (mutated.clone(), validated.clone());
+    let webhook = Webhook::new()
+        .mutate_for::<ConfigMap, _>(
+            "/m",
+            &[Operation::Create],
+            move |req: AdmissionRequest<ConfigMap>| {
+                m.push(&req);
+                let mut cm = req.object.unwrap_or_default();
+                cm.data
+                    .get_or_insert_default()
+                    .insert("mutated".to_owned(), "yes".to_owned());
+                std::future::ready(Ok::<_, Denied>(Mutated::new(cm)))
+            },
+        )
+        .validate_for::<ConfigMap, _>(
+            "/v",
+            &[Operation::Create],
+            move |req: AdmissionRequest<ConfigMap>| {
+                v.push(&req);
+                std::future::ready(Ok::<_, Denied>(vec![]))
+            },
+        );
+    let served = Served::start(webhook).await;
+    let mname = unique("kubeset-scenario-g");
+    mutating(
+        &client,
+        &mname,
+        vec![served.entry("m.kubeset.dev", "/m", ns)],
+    )
+    .await;
+    let vname = validating(&client, vec![served.entry("v.kubeset.dev", "/v", ns)]).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    let (prefix, created) = eventually(PROBE_TIMEOUT, "both webhooks to act", || async {
+        let prefix = format!("gen-{}-", n.fetch_add(1, Ordering::Relaxed));
+        let cm: ConfigMap = typed(json!({"metadata": {"generateName": prefix}}));
+        let created = cms.create(&PostParams::default(), &cm).await.ok()?;
+        (!validated.of(&prefix).is_empty() && !mutated.of(&prefix).is_empty())
+            .then_some((prefix, created))
+    })
+    .await;
+    let name = created.metadata.name.clone().expect("a generated name");
+    assert!(name.starts_with(&prefix), "{name}");
+    let m = mutated.of(&prefix);
+    assert_eq!(m.len(), 1, "{m:?}");
+    let (m_name, m_obj) = &m[0];
+    assert_eq!(m_name, "", "the mutating webhook's request name");
+    assert_eq!(m_obj.metadata.name, None, "{m_obj:?}");
+    assert_eq!(m_obj.metadata.uid, None, "{m_obj:?}");
+    assert_eq!(m_obj.metadata.creation_timestamp, None, "{m_obj:?}");
+    let v = validated.of(&prefix);
+    assert_eq!(v.len(), 1, "{v:?}");
+    let (v_name, v_obj) = &v[0];
+    assert_eq!(v_name, &name, "the validating webhook's request name");
+    assert_eq!(v_obj.metadata.name.as_ref(), Some(&name));
+    assert_eq!(v_obj.metadata.uid, created.metadata.uid);
+    assert_eq!(
+        v_obj.metadata.creation_timestamp,
+        created.metadata.creation_timestamp
+    );
+    assert_eq!(
+        v_obj
+            .data
+            .as_ref()
+            .and_then(|d| d.get("mutated"))
+            .map(String::as_str),
+        Some("yes")
+    );
+    delete_mutating(&client, &mname).await;
+    delete_validating(&client, &vname).await;
+    served.stop().await;
+}

@@ -139,6 +139,9 @@ pub(crate) struct Recorded {
     /// and validation), and the ones that match.
     pub(crate) to_validate: Option<Value>,
     pub(crate) validating: Vec<Hook>,
+    /// The request's `name` at the validating webhooks' point (a
+    /// generated name is known there, not at the mutating webhooks').
+    pub(crate) validated_name: Option<String>,
     /// `metadata.resourceVersion` of the stored object the pass read.
     pub(crate) old_rv: Option<String>,
     /// A matchCondition that failed closed.
@@ -229,16 +232,21 @@ impl Pass {
                 "the object has been modified; please apply your changes to the latest version and try again",
             ));
         }
+        let (sent, generated) = self.as_sent(req, obj);
         let seen = Request {
-            object: Some(obj),
+            object: Some(&sent),
             ..*req
         };
         let (hooks, refused) = matching(world, &seen, MUTATING, &self.subresource);
         {
             let mut r = self.recorded();
-            r.attrs = Some(attributes(req));
+            let mut attrs = attributes(req);
+            if generated {
+                attrs.name.clear();
+            }
+            r.attrs = Some(attrs);
             r.old_rv = old_rv;
-            r.to_mutate = Some(obj.clone());
+            r.to_mutate = Some(sent);
             r.mutating = hooks;
             r.refused = refused;
         }
@@ -249,6 +257,32 @@ impl Pass {
             })?;
         }
         Ok(*obj != before)
+    }
+
+    /// The object the mutating webhooks are sent, and whether its name was
+    /// generated: on a create, as kube-apiserver's create handler has it
+    /// before the store's `BeforeCreate`, without the `uid` and
+    /// `creationTimestamp` the server stamps and without the name it
+    /// generates for a `generateName` (the request's `name` is then empty).
+    fn as_sent(&self, req: &Request<'_>, obj: &Value) -> (Value, bool) {
+        let mut sent = obj.clone();
+        if req.operation != Operation::Create || !self.subresource.is_empty() {
+            return (sent, false);
+        }
+        let generated = self
+            .made_up
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|(k, v)| *k == "name" && v == req.name);
+        if let Some(meta) = sent.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("uid");
+            meta.remove("creationTimestamp");
+            if generated {
+                meta.remove("name");
+            }
+        }
+        (sent, generated)
     }
 
     /// A DELETE of `req.old`: records it and the matching mutating and
@@ -275,9 +309,14 @@ impl Pass {
         }
         let (hooks, refused) = matching(world, req, VALIDATING, &self.subresource);
         let mut r = self.recorded();
-        if r.attrs.is_none() {
-            r.attrs = Some(attributes(req));
-            r.old_rv = req.old.map(|o| rv(o).to_owned());
+        match r.attrs {
+            None => {
+                r.attrs = Some(attributes(req));
+                r.old_rv = req.old.map(|o| rv(o).to_owned());
+            }
+            // A generated name, sent empty to the mutating webhooks, is
+            // the validating webhooks' `name`.
+            Some(_) => r.validated_name = Some(req.name.to_owned()),
         }
         r.to_validate = req.object.cloned();
         r.validating = hooks;

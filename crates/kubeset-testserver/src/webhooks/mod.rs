@@ -36,7 +36,10 @@
 //!
 //! What the server makes up for a new object (a `generateName` name, the
 //! `uid`, `creationTimestamp`) is made once per run and kept by every
-//! pass, so the validating webhooks see what is stored.
+//! pass, so the validating webhooks see what is stored; the mutating
+//! webhooks of a create are sent the object without them (and an empty
+//! request `name` for a generated one), as kube-apiserver sets them after
+//! the mutating admission.
 //!
 //! No store lock is held while a webhook is called: each pass takes and
 //! releases it as a write does.
@@ -54,9 +57,8 @@
 //! its in-tree plugins too), and the webhooks' `objectSelector` and
 //! `matchConditions` are evaluated once, on the object before the first
 //! webhook (upstream evaluates each on the object as the webhooks before
-//! it left it); a create's mutating webhooks are sent the generated
-//! `name` of a `generateName`, the `uid` and `creationTimestamp`
-//! (upstream sets them after the mutating admission);
+//! it left it); `userInfo` is always the server's one user
+//! (`kubeset:admin`; the embedded server authenticates no other);
 //! `clientConfig.service` cannot be resolved in-process
 //! (the call fails as an unreachable webhook would, under the
 //! `failurePolicy`); a webhook without `caBundle` is not trusted (no
@@ -383,6 +385,7 @@ async fn validate(
         || attrs.clone(),
         |a| Attributes {
             dry_run: attrs.dry_run,
+            name: rec.validated_name.clone().unwrap_or_else(|| a.name.clone()),
             ..a.clone()
         },
     );
