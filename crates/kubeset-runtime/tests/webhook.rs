@@ -6,7 +6,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use kubeset_runtime as rt;
+
+#[path = "webhook_scenarios/certs.rs"]
+mod certs;
+use certs::TestCerts;
+
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,8 +23,7 @@ use kubeset_client::api::admissionregistration::v1::ValidatingWebhookConfigurati
 use kubeset_client::api::core::v1::ConfigMap;
 use kubeset_client::params::PostParams;
 use kubeset_runtime::webhook::{
-    CertFiles, Denied, LeafCert, Mutated, SelfSignedCa, SideEffects, Webhook, WebhookServer,
-    set_ca_bundle,
+    Denied, LeafCert, Mutated, SelfSignedCa, SideEffects, Webhook, WebhookServer, set_ca_bundle,
 };
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -58,38 +63,6 @@ mod base64_free {
     }
 }
 
-struct Certs {
-    _dir: tempfile::TempDir,
-    cert: PathBuf,
-    key: PathBuf,
-    ca: SelfSignedCa,
-}
-
-impl Certs {
-    fn new() -> Certs {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let ca = SelfSignedCa::generate("webhook-test-ca").expect("CA");
-        let certs = Certs {
-            cert: dir.path().join("tls.crt"),
-            key: dir.path().join("tls.key"),
-            _dir: dir,
-            ca,
-        };
-        certs.rotate();
-        certs
-    }
-
-    fn rotate(&self) -> LeafCert {
-        let leaf = self.ca.issue(&["127.0.0.1", "localhost"]).expect("leaf");
-        leaf.write(&self.cert, &self.key).expect("write leaf");
-        leaf
-    }
-
-    fn files(&self) -> CertFiles {
-        CertFiles::new(&self.cert, &self.key)
-    }
-}
-
 struct Running {
     addr: std::net::SocketAddr,
     stats: kubeset_runtime::webhook::TlsStats,
@@ -97,7 +70,7 @@ struct Running {
     task: tokio::task::JoinHandle<()>,
 }
 
-async fn start(webhook: Webhook, certs: &Certs) -> Running {
+async fn start(webhook: Webhook, certs: &TestCerts) -> Running {
     let server: WebhookServer = webhook
         .bind("127.0.0.1:0", certs.files())
         .await
@@ -275,7 +248,7 @@ fn typed_webhook() -> Webhook {
 
 #[tokio::test]
 async fn validate_and_mutate_answer_typed_reviews() {
-    let certs = Certs::new();
+    let certs = TestCerts::new("webhook-test-ca", &["127.0.0.1", "localhost"]);
     let server = start(typed_webhook(), &certs).await;
     let mut conn = connect(server.addr, certs.ca.cert_pem()).await;
 
@@ -349,7 +322,7 @@ async fn validate_and_mutate_answer_typed_reviews() {
 
 #[tokio::test]
 async fn bodies_over_the_limit_are_413_declared_or_chunked() {
-    let certs = Certs::new();
+    let certs = TestCerts::new("webhook-test-ca", &["127.0.0.1", "localhost"]);
     let server = start(typed_webhook().max_body_size(4096), &certs).await;
     let big = review("CREATE", cm_json(json!({"k": "x".repeat(8192)})));
 
@@ -387,7 +360,7 @@ async fn bodies_over_the_limit_are_413_declared_or_chunked() {
 
 #[tokio::test]
 async fn a_handler_past_its_deadline_is_denied_with_a_message() {
-    let certs = Certs::new();
+    let certs = TestCerts::new("webhook-test-ca", &["127.0.0.1", "localhost"]);
     let webhook = Webhook::new()
         .deadline(Duration::from_millis(300))
         .validate::<ConfigMap, _>("/slow", |_req: AdmissionRequest<ConfigMap>| async {
@@ -415,7 +388,7 @@ async fn a_handler_past_its_deadline_is_denied_with_a_message() {
 
 #[tokio::test]
 async fn malformed_reviews_are_400_naming_the_path() {
-    let certs = Certs::new();
+    let certs = TestCerts::new("webhook-test-ca", &["127.0.0.1", "localhost"]);
     let server = start(typed_webhook(), &certs).await;
     let mut conn = connect(server.addr, certs.ca.cert_pem()).await;
 
@@ -462,7 +435,7 @@ fn replace_file(path: &Path, bytes: &[u8]) {
 
 #[tokio::test]
 async fn certificates_reload_without_dropping_open_connections() {
-    let certs = Certs::new();
+    let certs = TestCerts::new("webhook-test-ca", &["127.0.0.1", "localhost"]);
     let first = std::fs::read_to_string(&certs.cert).expect("cert");
     let server = start(typed_webhook(), &certs).await;
     let body = review("CREATE", cm_json(json!({})));
@@ -519,7 +492,7 @@ async fn certificates_reload_without_dropping_open_connections() {
 
 #[tokio::test]
 async fn shutdown_answers_the_request_in_flight_first() {
-    let certs = Certs::new();
+    let certs = TestCerts::new("webhook-test-ca", &["127.0.0.1", "localhost"]);
     let (entered_tx, entered_rx) = tokio::sync::oneshot::channel::<()>();
     let entered = Arc::new(std::sync::Mutex::new(Some(entered_tx)));
     let release = Arc::new(tokio::sync::Notify::new());
@@ -589,7 +562,7 @@ async fn ca_bundle_is_set_on_every_webhook_of_a_configuration() {
 
 #[tokio::test]
 async fn dry_runs_are_refused_by_paths_with_side_effects_and_panics_are_denials() {
-    let certs = Certs::new();
+    let certs = TestCerts::new("webhook-test-ca", &["127.0.0.1", "localhost"]);
     let webhook = Webhook::new()
         .validate::<ConfigMap, _>("/audit", |_req: AdmissionRequest<ConfigMap>| async {
             Ok(vec!["recorded".to_owned()])
@@ -644,7 +617,7 @@ async fn dry_runs_are_refused_by_paths_with_side_effects_and_panics_are_denials(
 
 #[tokio::test]
 async fn a_body_that_does_not_arrive_is_408() {
-    let certs = Certs::new();
+    let certs = TestCerts::new("webhook-test-ca", &["127.0.0.1", "localhost"]);
     let server = start(
         typed_webhook().body_timeout(Duration::from_millis(300)),
         &certs,

@@ -97,3 +97,30 @@ async fn deletes_are_sent_with_the_old_object() {
     let (_server, client) = server("deletes").await;
     webhook_scenarios::deletes_are_sent_with_the_old_object(client, "deletes").await;
 }
+
+#[tokio::test]
+async fn mutation_makes_an_invalid_object_valid() {
+    let (_server, client) = server("fix").await;
+    webhook_scenarios::mutation_makes_an_invalid_object_valid(client, "fix").await;
+}
+
+#[tokio::test]
+async fn webhooks_that_cannot_match_are_not_called() {
+    let (server, client) = server("unmatched").await;
+    webhook_scenarios::webhooks_that_cannot_match_are_not_called(client, "unmatched", || {
+        Some(server.webhook_writes())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn reinvocation_if_needed() {
+    let (_server, client) = server("reinvoke").await;
+    webhook_scenarios::reinvocation_if_needed(client, "reinvoke").await;
+}
+
+#[tokio::test]
+async fn generated_names_reach_the_validating_webhooks() {
+    let (_server, client) = server("generated").await;
+    webhook_scenarios::generated_names_reach_the_validating_webhooks(client, "generated").await;
+}

@@ -463,16 +463,38 @@ async fn dispatch(
         crate::protobuf::decode_body(&call.res, std::mem::take(&mut call.content_type), body)?;
     call.content_type = content_type;
     let write = |call: &verbs::Call<'_>| write(call, &method, name, sub, &body);
-    if call.store().has_webhooks() {
-        return match (&method, name) {
-            (&Method::DELETE, Some(n)) if sub.is_none() => {
-                crate::webhooks::drive_delete(&mut call, n, write).await
-            }
-            (&Method::DELETE, _) => write(&call),
-            _ => crate::webhooks::drive(&mut call, sub.unwrap_or_default(), write).await,
-        };
+    if !webhooks_may_match(&call, &method, name, sub) {
+        return write(&call);
     }
-    write(&call)
+    call.store().count_webhook_write();
+    match (&method, name) {
+        (&Method::DELETE, Some(n)) => crate::webhooks::drive_delete(&mut call, n, write).await,
+        _ => crate::webhooks::drive(&mut call, sub.unwrap_or_default(), write).await,
+    }
+}
+
+/// Whether a stored webhook may be called for this write
+/// ([`crate::store::Store::webhooks_may_match`]): a POST creates, a PUT
+/// or PATCH updates or creates (an apply, a create-on-update), a DELETE
+/// of one object deletes; a collection's DELETE (and a subresource's) is
+/// not sent to webhooks.
+fn webhooks_may_match(
+    call: &verbs::Call<'_>,
+    method: &Method,
+    name: Option<&str>,
+    sub: Option<&str>,
+) -> bool {
+    use crate::admission::policy::Operation;
+    let operations: &[Operation] = match (method, name, sub) {
+        (&Method::POST, _, _) => &[Operation::Create],
+        (&Method::PUT | &Method::PATCH, _, _) => &[Operation::Update, Operation::Create],
+        (&Method::DELETE, Some(_), None) => &[Operation::Delete],
+        _ => &[],
+    };
+    !operations.is_empty()
+        && call
+            .store()
+            .webhooks_may_match(&call.res, &call.ns, sub.unwrap_or_default(), operations)
 }
 
 /// The handler of a write (the body read) by verb, name and subresource.

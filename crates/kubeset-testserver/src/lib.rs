@@ -724,6 +724,22 @@ impl TestServer {
         self.inner.conns.open()
     }
 
+    /// How many client writes went through the webhook passes (a write
+    /// for which a stored admission webhook's `rules` and
+    /// `namespaceSelector` match; each such write is counted once,
+    /// however many passes it takes). A write no stored webhook may match
+    /// is answered as without webhooks and not counted.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kubeset_testserver::Error> {
+    /// let server = kubeset_testserver::TestServer::start().await?;
+    /// assert_eq!(server.webhook_writes(), 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn webhook_writes(&self) -> u64 {
+        self.inner.store.webhook_writes()
+    }
+
     /// The current global resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.inner.store.current_rv()

@@ -88,6 +88,8 @@ pub(crate) struct Store {
     state: Mutex<State>,
     pages: Mutex<Pages>,
     notify: tokio::sync::watch::Sender<u64>,
+    /// Writes run through the webhook passes ([`Store::webhook_writes`]).
+    webhook_writes: std::sync::atomic::AtomicU64,
 }
 
 fn meta_str<'a>(v: &'a Value, field: &str) -> &'a str {
@@ -299,19 +301,34 @@ impl Store {
                 snapshots: HashMap::new(),
             }),
             notify,
+            webhook_writes: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
-    /// Whether any admission webhook configuration is stored (writes
-    /// then go through [`crate::webhooks`]).
-    pub(crate) fn has_webhooks(&self) -> bool {
-        use admission::webhook::{MUTATING, VALIDATING};
-        let st = self.lock();
-        [MUTATING, VALIDATING].iter().any(|p| {
-            st.objects
-                .get(&("admissionregistration.k8s.io".to_owned(), (*p).to_owned()))
-                .is_some_and(|m| !m.is_empty())
-        })
+    /// Whether a stored webhook may be called for a write of `res`
+    /// (subresource `sub`) in `ns` by one of `operations`
+    /// ([`admission::webhook::may_match`]): only then does the write go
+    /// through [`crate::webhooks`]'s passes.
+    pub(crate) fn webhooks_may_match(
+        &self,
+        res: &Resource,
+        ns: &str,
+        sub: &str,
+        operations: &[admission::policy::Operation],
+    ) -> bool {
+        admission::webhook::may_match(&*self.lock(), res, ns, sub, operations)
+    }
+
+    /// Counts a write run through the webhook passes.
+    pub(crate) fn count_webhook_write(&self) {
+        self.webhook_writes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many writes went through the webhook passes.
+    pub(crate) fn webhook_writes(&self) -> u64 {
+        self.webhook_writes
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

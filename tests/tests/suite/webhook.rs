@@ -107,3 +107,27 @@ async fn webhook_deletes_are_sent_with_the_old_object() {
     let ctx = connect!("webhook-deletes");
     scenarios::deletes_are_sent_with_the_old_object(ctx.client, &ctx.ns).await;
 }
+
+#[tokio::test]
+async fn webhook_mutation_makes_an_invalid_object_valid() {
+    let ctx = connect!("webhook-fix");
+    scenarios::mutation_makes_an_invalid_object_valid(ctx.client, &ctx.ns).await;
+}
+
+#[tokio::test]
+async fn webhook_that_cannot_match_is_not_called() {
+    let ctx = connect!("webhook-unmatched");
+    scenarios::webhooks_that_cannot_match_are_not_called(ctx.client, &ctx.ns, || None).await;
+}
+
+#[tokio::test]
+async fn webhook_reinvocation_if_needed() {
+    let ctx = connect!("webhook-reinvoke");
+    scenarios::reinvocation_if_needed(ctx.client, &ctx.ns).await;
+}
+
+#[tokio::test]
+async fn webhook_generated_names_reach_the_validating_webhooks() {
+    let ctx = connect!("webhook-generated");
+    scenarios::generated_names_reach_the_validating_webhooks(ctx.client, &ctx.ns).await;
+}

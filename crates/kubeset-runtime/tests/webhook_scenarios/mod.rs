@@ -14,7 +14,6 @@
 //! objects until it sees its webhooks act before checking the rest.
 
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -31,7 +30,10 @@ use k::api::admissionregistration::v1::{
 use k::api::core::v1::ConfigMap;
 use k::params::{DeleteParams, PostParams};
 use k::{Api, Client, Error};
-use rt::webhook::{CertFiles, Denied, Mutated, SelfSignedCa, Webhook, WebhookServer};
+use rt::webhook::{Denied, Mutated, Webhook, WebhookServer};
+
+mod certs;
+use certs::TestCerts;
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -58,35 +60,6 @@ where
     }
 }
 
-/// A CA and a leaf for 127.0.0.1 in a temporary directory.
-struct Certs {
-    _dir: tempfile::TempDir,
-    cert: PathBuf,
-    key: PathBuf,
-    ca: SelfSignedCa,
-}
-
-impl Certs {
-    fn new() -> Certs {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let ca = SelfSignedCa::generate("kubeset-webhook-scenarios-ca").expect("CA");
-        let certs = Certs {
-            cert: dir.path().join("tls.crt"),
-            key: dir.path().join("tls.key"),
-            _dir: dir,
-            ca,
-        };
-        certs.rotate();
-        certs
-    }
-
-    /// A new leaf (new key) from the same CA, written over the files.
-    fn rotate(&self) {
-        let leaf = self.ca.issue(&["127.0.0.1"]).expect("leaf");
-        leaf.write(&self.cert, &self.key).expect("leaf written");
-    }
-}
-
 /// A webhook server running for one scenario.
 struct Served {
     url: String,
@@ -94,14 +67,14 @@ struct Served {
     stats: rt::webhook::TlsStats,
     stop: CancellationToken,
     task: tokio::task::JoinHandle<()>,
-    certs: Certs,
+    certs: TestCerts,
 }
 
 impl Served {
     async fn start(webhook: Webhook) -> Served {
-        let certs = Certs::new();
+        let certs = TestCerts::new("kubeset-webhook-scenarios-ca", &["127.0.0.1"]);
         let server: WebhookServer = webhook
-            .bind("127.0.0.1:0", CertFiles::new(&certs.cert, &certs.key))
+            .bind("127.0.0.1:0", certs.files())
             .await
             .expect("webhook binds");
         let stop = CancellationToken::new();
@@ -927,5 +900,408 @@ pub async fn deletes_are_sent_with_the_old_object(client: Client, ns: &str) {
         "the unprotected object is deleted"
     );
     delete_validating(&client, &config).await;
+    served.stop().await;
+}
+
+/// The names of the ConfigMaps a webhook was sent, in the order it was
+/// sent them, with what it saw.
+#[derive(Debug, Clone, Default)]
+struct Seen(Arc<Mutex<Vec<ConfigMap>>>);
+
+impl Seen {
+    fn push(&self, cm: Option<ConfigMap>) {
+        if let Some(cm) = cm {
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).push(cm);
+        }
+    }
+
+    /// What was sent for the ConfigMap `name`.
+    fn of(&self, name: &str) -> Vec<ConfigMap> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|c| c.metadata.name.as_deref() == Some(name))
+            .cloned()
+            .collect()
+    }
+}
+
+/// A mutating webhook that replaces the spaces of data keys by dashes.
+fn fix_keys(req: AdmissionRequest<ConfigMap>) -> Result<Mutated<ConfigMap>, Denied> {
+    let mut cm = req.object.unwrap_or_default();
+    if let Some(data) = cm.data.take() {
+        cm.data = Some(
+            data.into_iter()
+                .map(|(k, v)| (k.replace(' ', "-"), v))
+                .collect(),
+        );
+    }
+    cm.metadata
+        .labels
+        .get_or_insert_default()
+        .insert("fixed".to_owned(), "yes".to_owned());
+    Ok(Mutated::new(cm))
+}
+
+/// Validation runs after the mutating webhooks, as kube-apiserver orders
+/// admission: a ConfigMap whose data key is invalid as sent (`a key`) is
+/// stored once a mutating webhook has fixed it, the validating webhook
+/// sees the mutated object (with the `uid` the server gave it); one still
+/// invalid after the mutation (`bad!key`) is refused with the same 422 as
+/// without webhooks, and the validating webhook is not sent it.
+pub async fn mutation_makes_an_invalid_object_valid(client: Client, ns: &str) {
+    let seen = Seen::default();
+    let recorder = seen.clone();
+    let webhook = Webhook::new()
+        .mutate_for::<ConfigMap, _>("/fix", &[Operation::Create], |req| {
+            std::future::ready(fix_keys(req))
+        })
+        .validate_for::<ConfigMap, _>(
+            "/see",
+            &[Operation::Create],
+            move |req: AdmissionRequest<ConfigMap>| {
+                recorder.push(req.object);
+                std::future::ready(Ok::<_, Denied>(vec![]))
+            },
+        );
+    let served = Served::start(webhook).await;
+    let only_fix = |mut e: Value| {
+        e["objectSelector"] = json!({"matchLabels": {"fix": "yes"}});
+        e
+    };
+    let mname = unique("kubeset-scenario-fix");
+    mutating(
+        &client,
+        &mname,
+        vec![only_fix(served.entry("fix.kubeset.dev", "/fix", ns))],
+    )
+    .await;
+    let vname = validating(
+        &client,
+        vec![only_fix(served.entry("see.kubeset.dev", "/see", ns))],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    let fixed = eventually(PROBE_TIMEOUT, "both webhooks to act", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let name = format!("fixme-{i}");
+        let cm = configmap(&name, json!({"fix": "yes"}), json!({"a key": "v"}));
+        let created = cms.create(&PostParams::default(), &cm).await.ok()?;
+        (!seen.of(&name).is_empty()).then_some(created)
+    })
+    .await;
+    let name = fixed.metadata.name.clone().expect("a name");
+    let data = fixed.data.clone().unwrap_or_default();
+    assert_eq!(
+        data.get("a-key").map(String::as_str),
+        Some("v"),
+        "{fixed:?}"
+    );
+    assert!(!data.contains_key("a key"), "{fixed:?}");
+    let stored = ok("get", cms.get(&name).await);
+    assert_eq!(stored.data, fixed.data);
+    let sent = seen.of(&name);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let sent = &sent[0];
+    assert_eq!(sent.data, fixed.data, "the validating webhook saw {sent:?}");
+    let labels = sent.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(labels.get("fixed").map(String::as_str), Some("yes"));
+    assert_eq!(sent.metadata.uid, stored.metadata.uid);
+    assert!(sent.metadata.uid.is_some(), "{sent:?}");
+
+    // Still invalid after the mutation: the same refusal as without
+    // webhooks (the same object, not labelled for them).
+    let bad = |labels: Value| configmap("still-bad", labels, json!({"bad!key": "v"}));
+    let plain = api_error(cms.create(&PostParams::default(), &bad(json!({}))).await)
+        .expect("an invalid key is refused");
+    let after = api_error(
+        cms.create(&PostParams::default(), &bad(json!({"fix": "yes"})))
+            .await,
+    )
+    .expect("an invalid key is refused after the mutation");
+    assert_eq!(plain.code, 422, "{plain:?}");
+    assert_eq!(plain.status_reason, k::StatusReason::Invalid, "{plain:?}");
+    let causes = &plain.details.as_ref().expect("details")["causes"];
+    assert_eq!(causes[0]["field"], "data[bad!key]", "{plain:?}");
+    assert_eq!(
+        (
+            after.code,
+            &after.status_reason,
+            &after.message,
+            &after.details
+        ),
+        (
+            plain.code,
+            &plain.status_reason,
+            &plain.message,
+            &plain.details
+        )
+    );
+    assert!(seen.of("still-bad").is_empty());
+    assert!(
+        api_error(cms.get("still-bad").await).is_some_and(|e| e.code == 404),
+        "nothing stored"
+    );
+    delete_mutating(&client, &mname).await;
+    delete_validating(&client, &vname).await;
+    served.stop().await;
+}
+
+/// A webhook that counts what it is sent and allows everything.
+fn counting(path: &str, calls: Arc<AtomicUsize>) -> Webhook {
+    Webhook::new().validate_for::<ConfigMap, _>(
+        path,
+        &[Operation::Create, Operation::Update],
+        move |_req: AdmissionRequest<ConfigMap>| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            std::future::ready(Ok::<_, Denied>(vec![]))
+        },
+    )
+}
+
+/// Configurations stored whose webhooks cannot match a write (another
+/// namespace, operation, resource or scope) are not called and
+/// the write is answered as without them. `writes` reads the server's
+/// count of writes that went through webhook admission where it has one
+/// (the embedded server's; `None` for kube-apiserver): a write that
+/// matches is counted, one that cannot is not.
+pub async fn webhooks_that_cannot_match_are_not_called(
+    client: Client,
+    ns: &str,
+    writes: impl Fn() -> Option<u64>,
+) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let served = Served::start(counting("/count", calls.clone())).await;
+    // The probe: Secrets created in the namespace are refused.
+    let mut probe = served.entry("probe.kubeset.dev", "/refuse", ns);
+    probe["rules"][0]["resources"] = json!(["secrets"]);
+    let mut elsewhere = served.entry("elsewhere.kubeset.dev", "/count", ns);
+    elsewhere["namespaceSelector"] =
+        json!({"matchLabels": {"kubernetes.io/metadata.name": format!("{ns}-not-this-one")}});
+    let mut deletes = served.entry("deletes.kubeset.dev", "/count", ns);
+    deletes["rules"][0]["operations"] = json!(["DELETE"]);
+    let mut cluster = served.entry("cluster.kubeset.dev", "/count", ns);
+    cluster["rules"][0]["scope"] = json!("Cluster");
+    let config = validating(&client, vec![probe, elsewhere, deletes, cluster]).await;
+    let mname = unique("kubeset-scenario-none");
+    let mut other = served.entry("other.kubeset.dev", "/count", ns);
+    other["rules"][0]["apiGroups"] = json!(["apps"]);
+    other["rules"][0]["resources"] = json!(["deployments"]);
+    mutating(&client, &mname, vec![other]).await;
+    let secrets: Api<k::api::core::v1::Secret> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    eventually(PROBE_TIMEOUT, "the probe webhook to be called", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let s = typed(json!({"metadata": {"name": format!("probe-{i}")}}));
+        // The path `/refuse` is not served: the call fails, closed.
+        api_error(secrets.create(&PostParams::default(), &s).await)
+            .filter(|e| e.message.contains("probe.kubeset.dev"))
+    })
+    .await;
+    // The mutating configuration is stored before the probe's: by now
+    // kube-apiserver has both.
+    let before = writes();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let cm = configmap("unmatched", json!({"l": "v"}), json!({"k": "v"}));
+    let created = ok(
+        "create no webhook matches",
+        cms.create(&PostParams::default(), &cm).await,
+    );
+    assert_eq!(created.data, cm.data);
+    let mut changed = created.clone();
+    changed
+        .data
+        .get_or_insert_default()
+        .insert("k".to_owned(), "w".to_owned());
+    ok(
+        "update no webhook matches",
+        cms.replace("unmatched", &PostParams::default(), &changed)
+            .await,
+    );
+    assert_eq!(calls.load(Ordering::Relaxed), 0, "no webhook was called");
+    if let (Some(before), Some(after)) = (before, writes()) {
+        assert_eq!(after, before, "no write went through webhook admission");
+        let s = typed(json!({"metadata": {"name": "counted"}}));
+        assert!(secrets.create(&PostParams::default(), &s).await.is_err());
+        assert_eq!(writes(), Some(after + 1), "a matching write is counted");
+    }
+    delete_validating(&client, &config).await;
+    delete_mutating(&client, &mname).await;
+    served.stop().await;
+}
+
+/// `reinvocationPolicy`: of two mutating webhooks of one configuration
+/// that change nothing, the one with `IfNeeded` is called again after a
+/// webhook of a later configuration changed the object, the one with
+/// `Never` (the default) once.
+pub async fn reinvocation_if_needed(client: Client, ns: &str) {
+    let seen_if = Seen::default();
+    let seen_never = Seen::default();
+    let record = |seen: Seen| {
+        move |req: AdmissionRequest<ConfigMap>| {
+            seen.push(req.object.clone());
+            std::future::ready(Ok::<_, Denied>(Mutated::new(
+                req.object.unwrap_or_default(),
+            )))
+        }
+    };
+    let change = |req: AdmissionRequest<ConfigMap>| {
+        let mut cm = req.object.unwrap_or_default();
+        cm.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("changed".to_owned(), "yes".to_owned());
+        std::future::ready(Ok::<_, Denied>(Mutated::new(cm)))
+    };
+    let webhook = Webhook::new()
+        .mutate_for::<ConfigMap, _>("/ifneeded", &[Operation::Create], record(seen_if.clone()))
+        .mutate_for::<ConfigMap, _>("/never", &[Operation::Create], record(seen_never.clone()))
+        .mutate_for::<ConfigMap, _>("/change", &[Operation::Create], change);
+    let served = Served::start(webhook).await;
+    let base = unique("kubeset-scenario-r");
+    let (a, b) = (format!("{base}-a"), format!("{base}-b"));
+    let mut if_needed = served.entry("ifneeded.kubeset.dev", "/ifneeded", ns);
+    if_needed["reinvocationPolicy"] = json!("IfNeeded");
+    let mut never = served.entry("never.kubeset.dev", "/never", ns);
+    never["reinvocationPolicy"] = json!("Never");
+    mutating(
+        &client,
+        &b,
+        vec![served.entry("change.kubeset.dev", "/change", ns)],
+    )
+    .await;
+    mutating(&client, &a, vec![if_needed, never]).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    let name = eventually(PROBE_TIMEOUT, "the three webhooks to act", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let name = format!("reinvoked-{i}");
+        let cm = configmap(&name, json!({}), json!({}));
+        let created = cms.create(&PostParams::default(), &cm).await.ok()?;
+        let labels = created.metadata.labels.unwrap_or_default();
+        (labels.contains_key("changed") && !seen_never.of(&name).is_empty()).then_some(name)
+    })
+    .await;
+    let again = seen_if.of(&name);
+    assert_eq!(again.len(), 2, "IfNeeded: {again:?}");
+    let first_labels = again[0].metadata.labels.clone().unwrap_or_default();
+    let second_labels = again[1].metadata.labels.clone().unwrap_or_default();
+    assert!(!first_labels.contains_key("changed"), "{again:?}");
+    assert_eq!(
+        second_labels.get("changed").map(String::as_str),
+        Some("yes"),
+        "reinvoked with the later change: {again:?}"
+    );
+    assert_eq!(seen_never.of(&name).len(), 1, "Never");
+    delete_mutating(&client, &a).await;
+    delete_mutating(&client, &b).await;
+    served.stop().await;
+}
+
+/// What a webhook was sent: the request's `name` and the object.
+#[derive(Debug, Clone, Default)]
+struct Sent(Arc<Mutex<Vec<(String, ConfigMap)>>>);
+
+impl Sent {
+    fn push(&self, req: &AdmissionRequest<ConfigMap>) {
+        if let Some(cm) = req.object.clone() {
+            self.0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((req.name.clone(), cm));
+        }
+    }
+
+    /// What was sent for objects of `generate_name`.
+    fn of(&self, generate_name: &str) -> Vec<(String, ConfigMap)> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|(_, c)| c.metadata.generate_name.as_deref() == Some(generate_name))
+            .cloned()
+            .collect()
+    }
+}
+
+/// A create with `generateName`: the mutating webhook is sent the object
+/// as the client sent it (no name, `uid` or `creationTimestamp`; the
+/// request's `name` empty), the validating webhook the object with the
+/// generated name, the `uid` and `creationTimestamp` that are stored, and
+/// that name as the request's.
+pub async fn generated_names_reach_the_validating_webhooks(client: Client, ns: &str) {
+    let (mutated, validated) = (Sent::default(), Sent::default());
+    let (m, v) = (mutated.clone(), validated.clone());
+    let webhook = Webhook::new()
+        .mutate_for::<ConfigMap, _>(
+            "/m",
+            &[Operation::Create],
+            move |req: AdmissionRequest<ConfigMap>| {
+                m.push(&req);
+                let mut cm = req.object.unwrap_or_default();
+                cm.data
+                    .get_or_insert_default()
+                    .insert("mutated".to_owned(), "yes".to_owned());
+                std::future::ready(Ok::<_, Denied>(Mutated::new(cm)))
+            },
+        )
+        .validate_for::<ConfigMap, _>(
+            "/v",
+            &[Operation::Create],
+            move |req: AdmissionRequest<ConfigMap>| {
+                v.push(&req);
+                std::future::ready(Ok::<_, Denied>(vec![]))
+            },
+        );
+    let served = Served::start(webhook).await;
+    let mname = unique("kubeset-scenario-g");
+    mutating(
+        &client,
+        &mname,
+        vec![served.entry("m.kubeset.dev", "/m", ns)],
+    )
+    .await;
+    let vname = validating(&client, vec![served.entry("v.kubeset.dev", "/v", ns)]).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    let (prefix, created) = eventually(PROBE_TIMEOUT, "both webhooks to act", || async {
+        let prefix = format!("gen-{}-", n.fetch_add(1, Ordering::Relaxed));
+        let cm: ConfigMap = typed(json!({"metadata": {"generateName": prefix}}));
+        let created = cms.create(&PostParams::default(), &cm).await.ok()?;
+        (!validated.of(&prefix).is_empty() && !mutated.of(&prefix).is_empty())
+            .then_some((prefix, created))
+    })
+    .await;
+    let name = created.metadata.name.clone().expect("a generated name");
+    assert!(name.starts_with(&prefix), "{name}");
+    let m = mutated.of(&prefix);
+    assert_eq!(m.len(), 1, "{m:?}");
+    let (m_name, m_obj) = &m[0];
+    assert_eq!(m_name, "", "the mutating webhook's request name");
+    assert_eq!(m_obj.metadata.name, None, "{m_obj:?}");
+    assert_eq!(m_obj.metadata.uid, None, "{m_obj:?}");
+    assert_eq!(m_obj.metadata.creation_timestamp, None, "{m_obj:?}");
+    let v = validated.of(&prefix);
+    assert_eq!(v.len(), 1, "{v:?}");
+    let (v_name, v_obj) = &v[0];
+    assert_eq!(v_name, &name, "the validating webhook's request name");
+    assert_eq!(v_obj.metadata.name.as_ref(), Some(&name));
+    assert_eq!(v_obj.metadata.uid, created.metadata.uid);
+    assert_eq!(
+        v_obj.metadata.creation_timestamp,
+        created.metadata.creation_timestamp
+    );
+    assert_eq!(
+        v_obj
+            .data
+            .as_ref()
+            .and_then(|d| d.get("mutated"))
+            .map(String::as_str),
+        Some("yes")
+    );
+    delete_mutating(&client, &mname).await;
+    delete_validating(&client, &vname).await;
     served.stop().await;
 }

@@ -122,6 +122,19 @@ pub(crate) struct Options {
     pub(crate) webhooks: Option<Arc<webhook::Pass>>,
 }
 
+impl Options {
+    /// A value the server makes up for a new object (`key`: its generated
+    /// `name`, its `uid`, its `creationTimestamp`): the same in every pass
+    /// of a write through webhooks ([`webhook::Pass::made_up`]), so that
+    /// the webhooks see what is stored.
+    pub(crate) fn made_up(&self, key: &'static str, make: impl FnOnce() -> String) -> String {
+        match &self.webhooks {
+            Some(pass) => pass.made_up(key, make),
+            None => make(),
+        }
+    }
+}
+
 /// The schema errors after which kube-apiserver does not evaluate CEL
 /// rules (`hasBlockingErr`).
 const BLOCKING: &[&str] = &[
@@ -144,7 +157,7 @@ pub(crate) fn admit(
     opts: &Options,
 ) -> Result<(), ApiError> {
     if res.group == "apiextensions.k8s.io" && res.plural == "customresourcedefinitions" {
-        return refuse(res, name, crd::problems(obj));
+        return settle(res, name, crd::problems(obj), opts);
     }
     if !res.custom {
         let mut causes = crate::validation::builtin_problems(res, obj, old);
@@ -160,7 +173,7 @@ pub(crate) fn admit(
             causes.extend(mutating::problems(&res.plural, obj));
             causes.extend(webhook::problems(&res.plural, obj));
         }
-        return refuse(res, name, causes);
+        return settle(res, name, causes, opts);
     }
     let Some(schema) = &res.compiled else {
         return Ok(());
@@ -205,7 +218,7 @@ pub(crate) fn admit(
         .map(|c| (c.field, c.reason, c.message))
         .collect();
     if !schema.has_rules {
-        return refuse(res, name, causes);
+        return settle(res, name, causes, opts);
     }
     if !causes.iter().any(|c| BLOCKING.contains(&c.1)) {
         let outcome = cel::validate(root, obj, old);
@@ -225,7 +238,7 @@ pub(crate) fn admit(
             "Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".into(),
         ));
     }
-    refuse(res, name, causes)
+    settle(res, name, causes, opts)
 }
 
 /// The admission policies of a write, in kube-apiserver's order: the
@@ -248,6 +261,12 @@ pub(crate) fn policies(
         // kube-apiserver orders its plugins.
         if let Some(pass) = &opts.webhooks {
             changed |= pass.mutate(world, req, obj)?;
+            // The object as sent was invalid and nothing mutated it: its
+            // validation refusal stands. Mutated, it is validated again.
+            let deferred = pass.take_deferred();
+            if let Some(e) = deferred.filter(|_| !changed) {
+                return Err(e);
+            }
         }
         if changed {
             crate::registry::of(req.res).on_decode(obj);
@@ -274,6 +293,25 @@ pub(crate) fn policies(
         pass.validate(world, &req);
     }
     Ok(())
+}
+
+/// The validation verdict of a write: a 422 Invalid with `causes`, held
+/// by the write's webhook pass until its mutating admission has run
+/// ([`webhook::Pass::defer`]; [`policies`] answers it), or nothing when
+/// there are none.
+fn settle(
+    res: &Resource,
+    name: &str,
+    causes: Vec<(String, &'static str, String)>,
+    opts: &Options,
+) -> Result<(), ApiError> {
+    match (refuse(res, name, causes), &opts.webhooks) {
+        (Err(e), Some(pass)) => {
+            pass.defer(e);
+            Ok(())
+        }
+        (r, _) => r,
+    }
 }
 
 /// A 422 Invalid with `causes`, or nothing when there are none.

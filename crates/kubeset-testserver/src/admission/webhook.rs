@@ -97,6 +97,12 @@ impl Hook {
         }
     }
 
+    /// Whether it is called again when a later mutation changed the
+    /// object (`reinvocationPolicy: IfNeeded`; `Never` is the default).
+    pub(crate) fn reinvoke_if_needed(&self) -> bool {
+        self.spec["reinvocationPolicy"].as_str() == Some("IfNeeded")
+    }
+
     /// Whether the webhook may be sent a dry-run request
     /// (`sideEffects: None` or `NoneOnDryRun`).
     pub(crate) fn allows_dry_run(&self) -> bool {
@@ -133,6 +139,9 @@ pub(crate) struct Recorded {
     /// and validation), and the ones that match.
     pub(crate) to_validate: Option<Value>,
     pub(crate) validating: Vec<Hook>,
+    /// The request's `name` at the validating webhooks' point (a
+    /// generated name is known there, not at the mutating webhooks').
+    pub(crate) validated_name: Option<String>,
     /// `metadata.resourceVersion` of the stored object the pass read.
     pub(crate) old_rv: Option<String>,
     /// A matchCondition that failed closed.
@@ -153,6 +162,12 @@ pub(crate) struct Pass {
     /// Set when `expect_old_rv` did not hold.
     pub(crate) stale: AtomicBool,
     pub(crate) record: Mutex<Recorded>,
+    /// The validation refusal of the object as the client sent it, held
+    /// until the mutating admission has run ([`Pass::defer`]).
+    pub(crate) deferred: Mutex<Option<ApiError>>,
+    /// What the server made up for a new object, shared by the passes of
+    /// one run of the write ([`Pass::made_up`]).
+    pub(crate) made_up: std::sync::Arc<Mutex<Vec<(&'static str, String)>>>,
 }
 
 impl Pass {
@@ -163,6 +178,35 @@ impl Pass {
     /// What the pass recorded.
     pub(crate) fn take(&self) -> Recorded {
         std::mem::take(&mut *self.recorded())
+    }
+
+    /// Holds the validation refusal `e` of the object before mutation:
+    /// kube-apiserver validates after the mutating admission (policies and
+    /// webhooks), so a webhook may still make the object valid. The
+    /// admission chain answers it ([`Pass::take_deferred`]) when nothing
+    /// mutated the object, and validates the mutated object otherwise.
+    pub(crate) fn defer(&self, e: ApiError) {
+        *self.deferred.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+    }
+
+    /// The value of `key` the passes share, made by `make` the first
+    /// time.
+    pub(crate) fn made_up(&self, key: &'static str, make: impl FnOnce() -> String) -> String {
+        let mut m = self.made_up.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, v)) = m.iter().find(|(k, _)| *k == key) {
+            return v.clone();
+        }
+        let v = make();
+        m.push((key, v.clone()));
+        v
+    }
+
+    /// The refusal held by [`Pass::defer`], if any.
+    pub(crate) fn take_deferred(&self) -> Option<ApiError> {
+        self.deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 
     /// The mutating webhooks' point: records the object and the matching
@@ -188,16 +232,21 @@ impl Pass {
                 "the object has been modified; please apply your changes to the latest version and try again",
             ));
         }
+        let (sent, generated) = self.as_sent(req, obj);
         let seen = Request {
-            object: Some(obj),
+            object: Some(&sent),
             ..*req
         };
         let (hooks, refused) = matching(world, &seen, MUTATING, &self.subresource);
         {
             let mut r = self.recorded();
-            r.attrs = Some(attributes(req));
+            let mut attrs = attributes(req);
+            if generated {
+                attrs.name.clear();
+            }
+            r.attrs = Some(attrs);
             r.old_rv = old_rv;
-            r.to_mutate = Some(obj.clone());
+            r.to_mutate = Some(sent);
             r.mutating = hooks;
             r.refused = refused;
         }
@@ -208,6 +257,32 @@ impl Pass {
             })?;
         }
         Ok(*obj != before)
+    }
+
+    /// The object the mutating webhooks are sent, and whether its name was
+    /// generated: on a create, as kube-apiserver's create handler has it
+    /// before the store's `BeforeCreate`, without the `uid` and
+    /// `creationTimestamp` the server stamps and without the name it
+    /// generates for a `generateName` (the request's `name` is then empty).
+    fn as_sent(&self, req: &Request<'_>, obj: &Value) -> (Value, bool) {
+        let mut sent = obj.clone();
+        if req.operation != Operation::Create || !self.subresource.is_empty() {
+            return (sent, false);
+        }
+        let generated = self
+            .made_up
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|(k, v)| *k == "name" && v == req.name);
+        if let Some(meta) = sent.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("uid");
+            meta.remove("creationTimestamp");
+            if generated {
+                meta.remove("name");
+            }
+        }
+        (sent, generated)
     }
 
     /// A DELETE of `req.old`: records it and the matching mutating and
@@ -234,9 +309,14 @@ impl Pass {
         }
         let (hooks, refused) = matching(world, req, VALIDATING, &self.subresource);
         let mut r = self.recorded();
-        if r.attrs.is_none() {
-            r.attrs = Some(attributes(req));
-            r.old_rv = req.old.map(|o| rv(o).to_owned());
+        match r.attrs {
+            None => {
+                r.attrs = Some(attributes(req));
+                r.old_rv = req.old.map(|o| rv(o).to_owned());
+            }
+            // A generated name, sent empty to the mutating webhooks, is
+            // the validating webhooks' `name`.
+            Some(_) => r.validated_name = Some(req.name.to_owned()),
         }
         r.to_validate = req.object.cloned();
         r.validating = hooks;
@@ -301,6 +381,53 @@ pub(crate) fn matching(
         }
     }
     (out, None)
+}
+
+/// Whether a webhook of the stored configurations may be called for a
+/// write of `res` (subresource `sub`) in namespace `ns` by one of
+/// `operations`, before the object is known: `rules` (operations,
+/// groups, versions, resources, `scope`) and the `namespaceSelector` (the
+/// stored namespace's labels) decide. The `objectSelector` and the
+/// `matchConditions` need the object as admission sees it (after a patch
+/// or an apply is computed and the mutating policies ran), so a webhook
+/// that passes the first two may match; the passes decide the rest.
+/// Writes exempt from webhooks match none.
+pub(crate) fn may_match(
+    world: &dyn Lookup,
+    res: &crate::resources::Resource,
+    ns: &str,
+    sub: &str,
+    operations: &[Operation],
+) -> bool {
+    if res.group == policy::GROUP {
+        return false;
+    }
+    let ns = if res.namespaced { ns } else { "" };
+    operations.iter().any(|&operation| {
+        let req = Request {
+            res,
+            operation,
+            namespace: ns,
+            name: "",
+            object: None,
+            old: None,
+            dry_run: false,
+        };
+        // A Namespace's own labels (not known yet) decide its
+        // namespaceSelector: `None` here, which every selector matches.
+        let namespace = policy::namespace_of(world, &req);
+        let labels = policy::namespace_labels_of(&req, namespace);
+        [MUTATING, VALIDATING]
+            .iter()
+            .flat_map(|p| world.objects(policy::GROUP, p))
+            .flat_map(|c| c["webhooks"].as_array().into_iter().flatten())
+            .any(|spec| {
+                spec["rules"]
+                    .as_array()
+                    .is_some_and(|rs| rs.iter().any(|r| rule_matches(r, &req, sub)))
+                    && policy::selector_matches(&spec["namespaceSelector"], labels)
+            })
+    })
 }
 
 /// Whether one webhook is called for the request.
@@ -627,6 +754,68 @@ mod tests {
         let mut create = rule(&["pods"]);
         create["operations"] = json!(["CREATE"]);
         assert!(!rule_matches(&create, &r, ""));
+    }
+
+    /// Stored validating configurations and namespaces.
+    struct World {
+        configs: Vec<Value>,
+        namespaces: Vec<Value>,
+    }
+
+    impl Lookup for World {
+        fn objects(&self, group: &str, plural: &str) -> Vec<&Value> {
+            match (group, plural) {
+                (policy::GROUP, VALIDATING) => self.configs.iter().collect(),
+                ("", "namespaces") => self.namespaces.iter().collect(),
+                _ => Vec::new(),
+            }
+        }
+
+        fn kind(&self, _: &str, _: &str) -> Option<std::sync::Arc<Resource>> {
+            None
+        }
+    }
+
+    #[test]
+    fn may_match_reads_rules_and_namespace_selector_only() {
+        let res = pods();
+        let hook = |rule: Value, ns_sel: Value, extra: Value| {
+            let mut h = json!({"name": "h", "rules": [rule], "namespaceSelector": ns_sel});
+            if let Some(m) = extra.as_object() {
+                for (k, v) in m {
+                    h[k] = v.clone();
+                }
+            }
+            json!({"metadata": {"name": "c"}, "webhooks": [h]})
+        };
+        let world = |config: Value| World {
+            configs: vec![config],
+            namespaces: vec![json!({"metadata": {"name": "ns", "labels": {"team": "a"}}})],
+        };
+        let ops = [Operation::Create];
+        let team = |t: &str| json!({"matchLabels": {"team": t}});
+        let create = || {
+            let mut r = rule(&["pods"]);
+            r["operations"] = json!(["CREATE"]);
+            r
+        };
+        let w = world(hook(create(), team("a"), json!({})));
+        assert!(may_match(&w, &res, "ns", "", &ops));
+        assert!(!may_match(&w, &res, "ns", "status", &ops));
+        assert!(!may_match(&w, &res, "ns", "", &[Operation::Update]));
+        assert!(
+            !may_match(&w, &res, "other", "", &ops),
+            "namespace not stored"
+        );
+        let w = world(hook(create(), team("b"), json!({})));
+        assert!(!may_match(&w, &res, "ns", "", &ops), "namespaceSelector");
+        // An objectSelector or a matchCondition needs the object: may match.
+        let w = world(hook(
+            create(),
+            Value::Null,
+            json!({"objectSelector": {"matchLabels": {"x": "y"}}, "matchConditions": [{"name": "f", "expression": "false"}]}),
+        ));
+        assert!(may_match(&w, &res, "ns", "", &ops));
     }
 
     #[test]

@@ -71,7 +71,9 @@ impl Store {
         let mut name = meta_str(&obj, "name").to_owned();
         let gen_name = meta_str(&obj, "generateName");
         if name.is_empty() && !gen_name.is_empty() {
-            name = validation::generate_name(gen_name);
+            name = ctx
+                .admission
+                .made_up("name", || validation::generate_name(gen_name));
         }
         let strategy = registry::of(res);
         validation::check_new_name(res, strategy.name_rule(), &obj, &name)?;
@@ -83,8 +85,11 @@ impl Store {
         }
         dedup_owners(&mut obj, ctx);
         admission::admit(res, &name, &mut obj, None, &ctx.admission)?;
-        let now = util::now_rfc3339();
-        let mut obj = stamp_new(res, strategy, ns, &name, obj, &now);
+        let now = ctx
+            .admission
+            .made_up("creationTimestamp", util::now_rfc3339);
+        let uid = ctx.admission.made_up("uid", util::uid);
+        let mut obj = stamp_new(res, strategy, (ns, &name), obj, (&uid, &now));
         let scope = Scope::Main {
             status_separate: res.has_status(),
         };
@@ -254,7 +259,7 @@ impl Store {
         mut desired: Value,
     ) -> Result<Value, ApiError> {
         admission::admit(res, name, &mut desired, None, &ctx.admission)?;
-        let mut obj = new_from_apply(res, ns, name, desired)?;
+        let mut obj = new_from_apply(res, (ns, name), desired, &ctx.admission)?;
         self.policies(Some(&st), res, Operation::Create, Some(&mut obj), None, ctx)?;
         let out = Self::insert_locked(&mut st, res, ns, name, obj, ctx)?;
         let rv = st.rv;
@@ -513,10 +518,17 @@ fn dedup_owners(obj: &mut Value, ctx: &WriteCtx) {
 }
 
 /// The object an apply creates: the new name validated, then stamped.
-fn new_from_apply(res: &Resource, ns: &str, name: &str, obj: Value) -> Result<Value, ApiError> {
+fn new_from_apply(
+    res: &Resource,
+    (ns, name): (&str, &str),
+    obj: Value,
+    opts: &admission::Options,
+) -> Result<Value, ApiError> {
     let strategy = registry::of(res);
     validation::check_new_name(res, strategy.name_rule(), &obj, name)?;
-    let mut obj = stamp_new(res, strategy, ns, name, obj, &util::now_rfc3339());
+    let now = opts.made_up("creationTimestamp", util::now_rfc3339);
+    let uid = opts.made_up("uid", util::uid);
+    let mut obj = stamp_new(res, strategy, (ns, name), obj, (&uid, &now));
     strategy.after_record(&mut obj);
     Ok(obj)
 }
@@ -529,10 +541,9 @@ fn new_from_apply(res: &Resource, ns: &str, name: &str, obj: Value) -> Result<Va
 fn stamp_new(
     res: &Resource,
     strategy: &dyn Strategy,
-    ns: &str,
-    name: &str,
+    (ns, name): (&str, &str),
     obj: Value,
-    now: &str,
+    (uid, now): (&str, &str),
 ) -> Value {
     let mut obj = in_version(res, obj);
     if let Some(m) = meta_mut(&mut obj) {
@@ -540,7 +551,7 @@ fn stamp_new(
         if res.namespaced {
             m.insert("namespace".into(), Value::String(ns.to_owned()));
         }
-        m.insert("uid".into(), Value::String(util::uid()));
+        m.insert("uid".into(), Value::String(uid.to_owned()));
         m.insert("creationTimestamp".into(), Value::String(now.to_owned()));
         for k in [
             "resourceVersion",

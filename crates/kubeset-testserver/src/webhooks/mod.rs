@@ -3,22 +3,43 @@
 //! ([`crate::admission::webhook`] has the rules; this module the I/O).
 //!
 //! A client's create, update, patch or apply of a served resource (or
-//! subresource), when any webhook configuration is stored, runs as
+//! subresource) goes through webhook admission only when a stored
+//! webhook may match it: its `rules` (operation, group, version,
+//! resource and subresource, `scope`) and its `namespaceSelector` are
+//! checked first, from the stored configurations alone
+//! ([`crate::admission::webhook::may_match`]); any other write is
+//! answered as without webhooks, with no extra pass. The `objectSelector`
+//! and `matchConditions` need the object as admission sees it (a patch or
+//! an apply computed, the mutating policies applied), so a webhook with
+//! either still takes the passes, which decide. Such a write runs as
 //! passes through the store ([`drive`]):
 //! 1. a dry run records, at the admission chain's webhook points, the
-//!    object the mutating webhooks are sent and which webhooks match;
+//!    object the mutating webhooks are sent and which webhooks match; the
+//!    object is validated only after the mutating admission, as in
+//!    kube-apiserver (a validation refusal of the object as sent is held
+//!    until then: a mutating webhook may make it valid);
 //! 2. the mutating webhooks are called one after the other (configurations
 //!    by name, webhooks in their order), each sent the previous one's
-//!    result; their JSON patches are kept;
+//!    result; their JSON patches are kept; a webhook with
+//!    `reinvocationPolicy: IfNeeded` is called once more when a later
+//!    webhook changed the object (upstream's reinvocation round);
 //! 3. when a webhook patched, a second dry run replays the patches to get
 //!    the object the validating webhooks are sent (after the mutating
-//!    policies, defaults and validation);
+//!    policies, defaults and validation); when none patched, the first
+//!    pass's refusal (validation, a validating policy) stands;
 //! 4. the validating webhooks are called at once (in parallel); the first
 //!    refusal in their order decides;
 //! 5. the write itself replays the patches; when the stored object changed
 //!    since pass 1 (its `resourceVersion`), everything is run again (at
 //!    most [`ATTEMPTS`] times), as kube-apiserver re-runs admission when
 //!    its update loses a race.
+//!
+//! What the server makes up for a new object (a `generateName` name, the
+//! `uid`, `creationTimestamp`) is made once per run and kept by every
+//! pass, so the validating webhooks see what is stored; the mutating
+//! webhooks of a create are sent the object without them (and an empty
+//! request `name` for a generated one), as kube-apiserver sets them after
+//! the mutating admission.
 //!
 //! No store lock is held while a webhook is called: each pass takes and
 //! releases it as a write does.
@@ -31,9 +52,14 @@
 //!
 //! Not done: a collection's DELETE and CONNECT are not sent to webhooks; a
 //! DELETE's `dryRun` is read from the query only (not the body's
-//! `DeleteOptions`);
-//! `reinvocationPolicy: IfNeeded` is not honoured (each mutating webhook
-//! is called once); `clientConfig.service` cannot be resolved in-process
+//! `DeleteOptions`); the reinvocation round calls only the `IfNeeded`
+//! webhooks again, not the mutating admission policies (upstream re-runs
+//! its in-tree plugins too), and the webhooks' `objectSelector` and
+//! `matchConditions` are evaluated once, on the object before the first
+//! webhook (upstream evaluates each on the object as the webhooks before
+//! it left it); `userInfo` is always the server's one user
+//! (`kubeset:admin`; the embedded server authenticates no other);
+//! `clientConfig.service` cannot be resolved in-process
 //! (the call fails as an unreachable webhook would, under the
 //! `failurePolicy`); a webhook without `caBundle` is not trusted (no
 //! system roots); `matchPolicy: Equivalent` across versions;
@@ -147,7 +173,15 @@ async fn attempt(
     client_dry: bool,
     write: &impl Fn(&Call<'_>) -> Result<Response<Body>, ApiError>,
 ) -> Attempt {
-    let first = Arc::new(pass(sub, Vec::new(), None));
+    let made_up = Arc::default();
+    let pass = |patches, expect| Pass {
+        subresource: sub.to_owned(),
+        patches,
+        expect_old_rv: expect,
+        made_up: Arc::clone(&made_up),
+        ..Pass::default()
+    };
+    let first = Arc::new(pass(Vec::new(), None));
     let r1 = run(call, &first, true, write);
     let rec1 = first.take();
     let Some(mut attrs) = rec1.attrs.clone() else {
@@ -171,9 +205,15 @@ async fn attempt(
     };
     let expect = Some(rec1.old_rv.clone());
     let checked = if patches.is_empty() {
+        // Nothing mutated: pass 1's answer stands (its validation refusal
+        // or a validating policy's; the validating webhooks are not
+        // called for a write refused before them).
+        if let Err(e) = r1 {
+            return Attempt::Done(refusal(call, e, &warnings));
+        }
         rec1
     } else {
-        let second = Arc::new(pass(sub, patches.clone(), expect.clone()));
+        let second = Arc::new(pass(patches.clone(), expect.clone()));
         let r2 = run(call, &second, true, write);
         if second.stale.load(Ordering::SeqCst) {
             return Attempt::Stale(r2.err().unwrap_or_else(stale));
@@ -186,7 +226,7 @@ async fn attempt(
     if let Err(e) = validate(call, sub, &attrs, &checked, &mut warnings).await {
         return Attempt::Done(refusal(call, e, &warnings));
     }
-    let last = Arc::new(pass(sub, patches, expect));
+    let last = Arc::new(pass(patches, expect));
     let r = run(call, &last, client_dry, write);
     if last.stale.load(Ordering::SeqCst) {
         return Attempt::Stale(r.err().unwrap_or_else(stale));
@@ -196,15 +236,6 @@ async fn attempt(
         Ok(resp) => Ok(verbs::with_warnings(resp, &warnings)),
         Err(e) => refusal(call, e, &warnings),
     })
-}
-
-fn pass(sub: &str, patches: Vec<Value>, expect_old_rv: Option<Option<String>>) -> Pass {
-    Pass {
-        subresource: sub.to_owned(),
-        patches,
-        expect_old_rv,
-        ..Pass::default()
-    }
 }
 
 fn stale() -> ApiError {
@@ -250,8 +281,13 @@ fn refusal(
     ))
 }
 
-/// The mutating webhooks, one after the other: the patches of those that
-/// patched, in order.
+/// The mutating webhooks, one after the other, as upstream's mutating
+/// dispatcher with its reinvocation: the patches of those that patched,
+/// in order.
+///
+/// A webhook with `reinvocationPolicy: IfNeeded` is called once more
+/// (one more round, in the webhooks' order) when a webhook after it
+/// changed the object; a change it made itself does not call it again.
 async fn mutate(
     call: &Call<'_>,
     sub: &str,
@@ -259,33 +295,79 @@ async fn mutate(
     rec: &Recorded,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Value>, ApiError> {
-    let mut object = rec.to_mutate.clone();
-    let mut patches = Vec::new();
-    for hook in &rec.mutating {
-        let Some(answer) = call_one(call, hook, attrs, sub, object.as_ref(), true).await? else {
-            continue;
-        };
-        warnings.extend(answer.warnings);
-        if !answer.allowed {
-            return Err(webhook::denied(&hook.name, &answer.status));
-        }
-        let (Some(patch), Some(obj)) = (answer.patch, object.as_mut()) else {
-            continue;
-        };
-        match crate::patch::json_patch(obj, &patch) {
-            Ok(()) => patches.push(patch),
-            Err(e) if hook.fails_open() => {
-                tracing::debug!(webhook = %hook.name, ?e, "patch not applied (failurePolicy Ignore)");
-            }
-            Err(e) => {
-                return Err(webhook::call_failed(
-                    &hook.name,
-                    &format!("JSON patch could not be applied: {e:?}"),
-                ));
-            }
+    let mut round = Round {
+        object: rec.to_mutate.clone(),
+        patches: Vec::new(),
+        invoked: Vec::new(),
+        reinvoke: Vec::new(),
+    };
+    for (i, hook) in rec.mutating.iter().enumerate() {
+        round.call(call, hook, i, attrs, sub, warnings).await?;
+    }
+    let again = std::mem::take(&mut round.reinvoke);
+    for (i, hook) in rec.mutating.iter().enumerate() {
+        if again.contains(&i) {
+            round.call(call, hook, i, attrs, sub, warnings).await?;
         }
     }
-    Ok(patches)
+    Ok(round.patches)
+}
+
+/// The mutating webhooks' state through their rounds.
+struct Round {
+    /// The object as the webhooks called so far left it.
+    object: Option<Value>,
+    patches: Vec<Value>,
+    /// `IfNeeded` webhooks called since the object last changed.
+    invoked: Vec<usize>,
+    /// Those to call again: invoked before a later webhook's change.
+    reinvoke: Vec<usize>,
+}
+
+impl Round {
+    /// Calls the mutating webhook `hook` (the `i`th) and applies its patch.
+    async fn call(
+        &mut self,
+        call: &Call<'_>,
+        hook: &Hook,
+        i: usize,
+        attrs: &Attributes,
+        sub: &str,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), ApiError> {
+        let answer = call_one(call, hook, attrs, sub, self.object.as_ref(), true).await?;
+        if let Some(answer) = answer {
+            warnings.extend(answer.warnings);
+            if !answer.allowed {
+                return Err(webhook::denied(&hook.name, &answer.status));
+            }
+            if let (Some(patch), Some(obj)) = (answer.patch, self.object.as_mut()) {
+                let before = obj.clone();
+                match crate::patch::json_patch(obj, &patch) {
+                    Ok(()) => {
+                        if *obj != before {
+                            self.reinvoke.append(&mut self.invoked);
+                        }
+                        self.patches.push(patch);
+                    }
+                    Err(e) if hook.fails_open() => {
+                        *obj = before;
+                        tracing::debug!(webhook = %hook.name, ?e, "patch not applied (failurePolicy Ignore)");
+                    }
+                    Err(e) => {
+                        return Err(webhook::call_failed(
+                            &hook.name,
+                            &format!("JSON patch could not be applied: {e:?}"),
+                        ));
+                    }
+                }
+            }
+        }
+        if hook.reinvoke_if_needed() {
+            self.invoked.push(i);
+        }
+        Ok(())
+    }
 }
 
 /// The validating webhooks, all at once; the first refusal in their order.
@@ -303,6 +385,7 @@ async fn validate(
         || attrs.clone(),
         |a| Attributes {
             dry_run: attrs.dry_run,
+            name: rec.validated_name.clone().unwrap_or_else(|| a.name.clone()),
             ..a.clone()
         },
     );
