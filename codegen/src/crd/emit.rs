@@ -741,6 +741,51 @@ fn apply_files(
     Ok(())
 }
 
+/// One version's `mod.rs` of the CRD output: a module and a re-export
+/// per type (its list alias beside a kind; its `…Apply` type, behind the
+/// crate's apply feature when there is one).
+struct VersionModule<'a> {
+    api_group: &'a str,
+    version: &'a str,
+    apply: bool,
+    apply_cfg: Option<&'a TokenStream>,
+}
+
+impl VersionModule<'_> {
+    fn tokens(&self, types: &[&TypeDef]) -> TokenStream {
+        let mut sorted = types.to_vec();
+        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        let apply_cfg = self.apply_cfg;
+        let items = sorted.iter().map(|t| {
+            let (file, name) = (ident(&names::type_file(&t.name)), ident(&t.name));
+            let list = t.resource.as_ref().map(|_| {
+                let l = ident(&names::list_alias(&t.name));
+                quote!(, #l)
+            });
+            let apply = (self.apply && matches!(t.kind, TypeKind::Struct { .. })).then(|| {
+                let name = names::apply_type(&t.name);
+                let (file, name) = (ident(&names::type_file(&name)), ident(&name));
+                quote! {
+                    #apply_cfg
+                    mod #file;
+                    #apply_cfg
+                    pub use self::#file::#name;
+                }
+            });
+            quote! {
+                mod #file;
+                pub use self::#file::{#name #list};
+                #apply
+            }
+        });
+        let doc = format!(" `{}/{}`.", self.api_group, self.version);
+        quote! {
+            #![doc = #doc]
+            #(#items)*
+        }
+    }
+}
+
 /// The module tree of `ir` (from [`super::lower`] of `crds`): files by path
 /// relative to the output directory.
 pub fn emit(
@@ -792,38 +837,14 @@ pub fn emit(
     for (group, versions) in &tree {
         let api_group = names::escape_text(groups_of.get(*group).copied().unwrap_or(group));
         for (version, types) in versions {
-            let mut sorted = types.clone();
-            sorted.sort_by(|a, b| a.name.cmp(&b.name));
-            let items = sorted.iter().map(|t| {
-                let (file, name) = (ident(&names::type_file(&t.name)), ident(&t.name));
-                let list = t.resource.as_ref().map(|_| {
-                    let l = ident(&names::list_alias(&t.name));
-                    quote!(, #l)
-                });
-                let apply =
-                    (options.apply && matches!(t.kind, TypeKind::Struct { .. })).then(|| {
-                        let name = names::apply_type(&t.name);
-                        let (file, name) = (ident(&names::type_file(&name)), ident(&name));
-                        quote! {
-                            #apply_cfg
-                            mod #file;
-                            #apply_cfg
-                            pub use self::#file::#name;
-                        }
-                    });
-                quote! {
-                    mod #file;
-                    pub use self::#file::{#name #list};
-                    #apply
-                }
-            });
-            let doc = format!(" `{api_group}/{version}`.");
-            let file = format!("{group}/{version}/mod.rs");
-            let tokens = quote! {
-                #![doc = #doc]
-                #(#items)*
+            let module = VersionModule {
+                api_group: &api_group,
+                version,
+                apply: options.apply,
+                apply_cfg: apply_cfg.as_ref(),
             };
-            files.insert(file.clone(), format(&file, tokens, &mark)?);
+            let file = format!("{group}/{version}/mod.rs");
+            files.insert(file.clone(), format(&file, module.tokens(types), &mark)?);
         }
         let mods = versions.keys().map(|v| {
             let (id, doc) = (ident(v), format!(" `{api_group}/{v}`."));
