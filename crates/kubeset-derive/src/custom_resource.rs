@@ -717,3 +717,112 @@ fn crd_parts(a: &Attrs, n: &Names, krate: &Path, root: &Ident) -> TokenStream {
         labels: &[#(#labels),*], annotations: &[#(#annotations),*],
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use proc_macro2::{Delimiter, TokenTree};
+
+    use super::*;
+
+    /// The expansion, one top-level item a line (an item ends at a `{…}`
+    /// group or a `;`), so that a change shows as changed items.
+    fn expansion(input: TokenStream) -> String {
+        let tokens = derive(input).unwrap_or_else(|e| panic!("derive failed: {e}"));
+        let mut out = String::new();
+        let mut item = TokenStream::new();
+        for tt in tokens {
+            let ends = match &tt {
+                TokenTree::Group(g) => g.delimiter() == Delimiter::Brace,
+                TokenTree::Punct(p) => p.as_char() == ';',
+                _ => false,
+            };
+            item.extend([tt]);
+            if ends {
+                out.push_str(&std::mem::take(&mut item).to_string());
+                out.push('\n');
+            }
+        }
+        out.push_str(&item.to_string());
+        out
+    }
+
+    /// Inputs that between them take every branch of the expansion: scope,
+    /// status, the three schema modes, crate and serde paths, root name,
+    /// doc, derives, validations, columns, scale, labels and version flags.
+    fn inputs() -> Vec<(&'static str, TokenStream)> {
+        vec![
+            (
+                "everything",
+                quote! {
+                    #[kube(group = "example.com", version = "v1", kind = "Gadget", namespaced)]
+                    #[kube(status = "GadgetStatus", root = "Widget", derive = "PartialEq", derive = "Default")]
+                    #[kube(shortname = "gd", shortname = "gdg", category = "all", selectable = ".spec.size")]
+                    #[kube(validation = "self.spec.size > 0", validation = "has(self.spec)")]
+                    #[kube(printcolumn = r#"{"name":"Size","type":"integer","jsonPath":".spec.size","priority":1}"#)]
+                    #[kube(printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp", description = "age", format = "date-time"))]
+                    #[kube(scale(spec_replicas_path = ".spec.size", status_replicas_path = ".status.size", label_selector_path = ".status.sel"))]
+                    #[kube(label("app", "gadget"), annotation("note", "x"), doc = "A gadget.")]
+                    #[kube(served = false, storage, deprecated = "use v2")]
+                    #[kube(crates(kubeset = "::k", serde = "::my_serde"))]
+                    pub struct GadgetSpec { size: i32 }
+                },
+            ),
+            (
+                "minimal",
+                quote! {
+                    #[kube(group = "example.com", version = "v1alpha1", kind = "Policy")]
+                    struct PolicySpec { rule: String }
+                },
+            ),
+            (
+                "disabled_schema",
+                quote! {
+                    #[kube(group = "x.io", version = "v2", kind = "Blob", namespaced, plural = "blobbies", singular = "blobby")]
+                    #[kube(status = "BlobStatus", schema = "disabled", crate = "crate", deprecated)]
+                    pub(crate) struct BlobSpec { data: String }
+                },
+            ),
+            (
+                "manual_schema",
+                quote! {
+                    #[kube(group = "x.io", version = "v1", kind = "Thing", schema = "manual")]
+                    #[kube(scale = r#"{"specReplicasPath":".spec.n","statusReplicasPath":".status.n"}"#)]
+                    struct ThingSpec { n: i32 }
+                },
+            ),
+        ]
+    }
+
+    /// The expansion of fixed inputs, compared with
+    /// `tests/expand/custom_resource.txt` (`UPDATE_GOLDEN=1` rewrites it):
+    /// refactoring the derive must leave it unchanged token for token.
+    #[test]
+    fn expansion_matches_golden() {
+        let mut got = String::new();
+        for (name, input) in inputs() {
+            got.push_str(&format!("=== {name}\n{}\n", expansion(input)));
+        }
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/expand/custom_resource.txt");
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::create_dir_all(path.parent().expect("has a parent")).expect("mkdir");
+            std::fs::write(&path, &got).expect("write golden");
+        }
+        let want = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 writes it)", path.display()));
+        if got != want {
+            let first = got
+                .lines()
+                .zip(want.lines())
+                .position(|(g, w)| g != w)
+                .unwrap_or(got.lines().count().min(want.lines().count()));
+            panic!(
+                "expansion differs from {} at line {}:\n got: {}\nwant: {}",
+                path.display(),
+                first + 1,
+                got.lines().nth(first).unwrap_or("<end>"),
+                want.lines().nth(first).unwrap_or("<end>"),
+            );
+        }
+    }
+}
