@@ -438,35 +438,94 @@ struct Names {
     singular: String,
 }
 
+/// What the parts of the expansion share: the paths, the spec and root
+/// types and the root's doc.
+struct Ctx<'a> {
+    /// The facade crate (`::kubeset` unless `crate`/`crates` says).
+    krate: Path,
+    /// The serde crate.
+    serde: Path,
+    /// `krate::schema`.
+    sch: TokenStream,
+    /// The spec struct (the derive's input).
+    spec: &'a Ident,
+    /// The generated root type.
+    root: Ident,
+    /// The root's doc, also the schema's description.
+    doc: String,
+}
+
 fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
     let krate = a
         .krate
         .clone()
         .unwrap_or_else(|| syn::parse_quote!(::kubeset));
-    let serde = a
-        .serde
-        .clone()
-        .unwrap_or_else(|| syn::parse_quote!(::serde));
-    let serde_str = quote!(#serde).to_string().replace(' ', "");
-    let vis = &input.vis;
     let spec = &input.ident;
-    let root = format_ident!("{}", a.root.clone().unwrap_or_else(|| n.kind.clone()));
-    let Names {
-        group,
-        version,
-        kind,
-        plural,
+    let c = Ctx {
+        sch: quote!(#krate::schema),
+        serde: a
+            .serde
+            .clone()
+            .unwrap_or_else(|| syn::parse_quote!(::serde)),
+        krate,
+        spec,
+        root: format_ident!("{}", a.root.clone().unwrap_or_else(|| n.kind.clone())),
+        doc: a.doc.clone().unwrap_or_else(|| {
+            format!("Auto-generated derived type for {spec} via `CustomResource`")
+        }),
+    };
+    let apply_type = apply_type(&c, a, n, &input.vis);
+    let root_type = root_type(&c, a, &input.vis);
+    let serialize_impl = serialize_impl(&c.serde, &c.root, n, a.status.is_some());
+    let resource_impl = resource_impl(&c, a, n);
+    let spec_impls = spec_and_status_impls(&c, a.status.as_ref());
+    let schema_impl = schema_impl(&c, a);
+    let crd_impl = crd_impl(&c, a, n);
+    quote! {
+        #apply_type
+
+        #root_type
+
+        #serialize_impl
+
+        #resource_impl
+
+        #spec_impls
+
+        #schema_impl
+
+        #crd_impl
+    }
+}
+
+/// `FooApply`, the apply configuration (`apply_config`).
+fn apply_type(c: &Ctx<'_>, a: &Attrs, n: &Names, vis: &syn::Visibility) -> TokenStream {
+    crate::apply_config::apply_type(&crate::apply_config::ApplyFacts {
+        krate: &c.krate,
+        serde: &c.serde,
+        root: &c.root,
+        vis,
+        api_version: format!("{}/{}", n.group, n.version),
+        kind: &n.kind,
+        namespaced: a.namespaced,
+        has_status: a.status.is_some(),
+    })
+}
+
+/// `struct Foo { metadata, spec, status }` and `Foo::new(name, spec)`.
+fn root_type(c: &Ctx<'_>, a: &Attrs, vis: &syn::Visibility) -> TokenStream {
+    let Ctx {
+        krate,
+        serde,
+        spec,
+        root,
+        doc,
         ..
-    } = n;
-    let crd_name = format!("{plural}.{group}");
-    let derives = &a.derives;
+    } = c;
+    let serde_str = quote!(#serde).to_string().replace(' ', "");
     let meta = quote!(#krate::apimachinery::pkg::apis::meta::v1::ObjectMeta);
-    let sch = quote!(#krate::schema);
-    let doc = a
-        .doc
-        .clone()
-        .unwrap_or_else(|| format!("Auto-generated derived type for {spec} via `CustomResource`"));
-    let (status_field, status_init, status_prop, has_status) = match &a.status {
+    let derives = &a.derives;
+    let (status_field, status_init) = match &a.status {
         Some(status) => (
             quote! {
                 /// The observed state.
@@ -474,23 +533,107 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
                 pub status: Option<#status>,
             },
             quote!(status: None,),
-            quote!(.property("status", #sch::nullable((&&#sch::bridge::Probe::<#status>::NEW).schema_props()), false)),
-            quote! {
-                impl #krate::HasStatus for #root {
-                    type Status = #status;
-                    fn status(&self) -> ::core::option::Option<&#status> {
-                        self.status.as_ref()
-                    }
-                    fn status_mut(&mut self) -> &mut ::core::option::Option<#status> {
-                        &mut self.status
-                    }
-                }
-            },
         ),
-        None => (quote!(), quote!(), quote!(), quote!()),
+        None => (quote!(), quote!()),
+    };
+    quote! {
+        #[doc = #doc]
+        #[derive(#serde::Deserialize, ::core::clone::Clone, ::core::fmt::Debug, #(#derives),*)]
+        #[serde(crate = #serde_str)]
+        #vis struct #root {
+            /// Standard object metadata.
+            #[serde(default)]
+            pub metadata: #meta,
+            /// The desired state.
+            pub spec: #spec,
+            #status_field
+        }
+
+        impl #root {
+            /// A new object named `name` with `spec`.
+            pub fn new(name: &str, spec: #spec) -> Self {
+                Self {
+                    metadata: #meta {
+                        name: Some(name.to_owned()),
+                        ..::core::default::Default::default()
+                    },
+                    spec,
+                    #status_init
+                }
+            }
+        }
+    }
+}
+
+/// `Resource`, written by `#[derive(Resource)]`'s rule.
+fn resource_impl(c: &Ctx<'_>, a: &Attrs, n: &Names) -> TokenStream {
+    crate::resource::resource_impl(
+        &c.krate,
+        &c.root,
+        &syn::Generics::default(),
+        &crate::resource::Facts {
+            group: &n.group,
+            version: &n.version,
+            kind: &n.kind,
+            plural: &n.plural,
+            namespaced: a.namespaced,
+        },
+        Span::call_site(),
+    )
+}
+
+/// `HasSpec`, and `HasStatus` when the root has a status.
+fn spec_and_status_impls(c: &Ctx<'_>, status: Option<&Path>) -> TokenStream {
+    let Ctx {
+        krate, spec, root, ..
+    } = c;
+    let has_status = match status {
+        Some(status) => quote! {
+            impl #krate::HasStatus for #root {
+                type Status = #status;
+                fn status(&self) -> ::core::option::Option<&#status> {
+                    self.status.as_ref()
+                }
+                fn status_mut(&mut self) -> &mut ::core::option::Option<#status> {
+                    &mut self.status
+                }
+            }
+        },
+        None => quote!(),
+    };
+    quote! {
+        impl #krate::HasSpec for #root {
+            type Spec = #spec;
+            fn spec(&self) -> &#spec {
+                &self.spec
+            }
+            fn spec_mut(&mut self) -> &mut #spec {
+                &mut self.spec
+            }
+        }
+
+        #has_status
+    }
+}
+
+/// The root's `JsonSchema`: none (`manual`), any object (`disabled`), or
+/// the object with the spec's (and status') schema and the validations.
+fn schema_impl(c: &Ctx<'_>, a: &Attrs) -> TokenStream {
+    let Ctx {
+        sch,
+        spec,
+        root,
+        doc,
+        ..
+    } = c;
+    let status_prop = match &a.status {
+        Some(status) => {
+            quote!(.property("status", #sch::nullable((&&#sch::bridge::Probe::<#status>::NEW).schema_props()), false))
+        }
+        None => quote!(),
     };
     let validations = &a.validations;
-    let schema_impl = match a.schema.as_deref() {
+    match a.schema.as_deref() {
         Some("manual") => quote!(),
         Some("disabled") => quote! {
             impl #sch::JsonSchema for #root {
@@ -522,81 +665,25 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
                 }
             }
         },
-    };
-    let serialize_impl = serialize_impl(&serde, &root, n, a.status.is_some());
-    let crd_parts = crd_parts(a, n, &krate, &root);
-    let resource_impl = crate::resource::resource_impl(
-        &krate,
-        &root,
-        &syn::Generics::default(),
-        &crate::resource::Facts {
-            group,
-            version,
-            kind,
-            plural,
-            namespaced: a.namespaced,
-        },
-        proc_macro2::Span::call_site(),
-    );
+    }
+}
+
+/// `CustomResourceExt`: the CRD (from `crd_parts`), its name, the
+/// `ApiResource` and the short names.
+fn crd_impl(c: &Ctx<'_>, a: &Attrs, n: &Names) -> TokenStream {
+    let Ctx { krate, root, .. } = c;
+    let Names {
+        group,
+        version,
+        kind,
+        plural,
+        ..
+    } = n;
+    let crd_name = format!("{plural}.{group}");
+    let crd_parts = crd_parts(a, n, krate, root);
     let short_names = &a.short_names;
     let namespaced = a.namespaced;
-    let apply_type = crate::apply_config::apply_type(&crate::apply_config::ApplyFacts {
-        krate: &krate,
-        serde: &serde,
-        root: &root,
-        vis,
-        api_version: format!("{group}/{version}"),
-        kind,
-        namespaced,
-        has_status: a.status.is_some(),
-    });
     quote! {
-        #apply_type
-
-        #[doc = #doc]
-        #[derive(#serde::Deserialize, ::core::clone::Clone, ::core::fmt::Debug, #(#derives),*)]
-        #[serde(crate = #serde_str)]
-        #vis struct #root {
-            /// Standard object metadata.
-            #[serde(default)]
-            pub metadata: #meta,
-            /// The desired state.
-            pub spec: #spec,
-            #status_field
-        }
-
-        impl #root {
-            /// A new object named `name` with `spec`.
-            pub fn new(name: &str, spec: #spec) -> Self {
-                Self {
-                    metadata: #meta {
-                        name: Some(name.to_owned()),
-                        ..::core::default::Default::default()
-                    },
-                    spec,
-                    #status_init
-                }
-            }
-        }
-
-        #serialize_impl
-
-        #resource_impl
-
-        impl #krate::HasSpec for #root {
-            type Spec = #spec;
-            fn spec(&self) -> &#spec {
-                &self.spec
-            }
-            fn spec_mut(&mut self) -> &mut #spec {
-                &mut self.spec
-            }
-        }
-
-        #has_status
-
-        #schema_impl
-
         impl #krate::crd::CustomResourceExt for #root {
             fn crd() -> #krate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
                 #crd_parts.into_crd()
