@@ -628,6 +628,18 @@ mod tests {
     }
 
     #[test]
+    fn a_decoding_error_names_its_path() {
+        let mut sent = review_json();
+        sent["request"]["operation"] = serde_json::json!("PATCH");
+        let err = serde_path_to_error::deserialize::<_, AdmissionReview<serde_json::Value>>(sent)
+            .unwrap_err();
+        assert_eq!(err.path().to_string(), "request.operation");
+        let response = serde_json::json!({"response": {"uid": "u", "allowed": "yes"}});
+        let err = serde_path_to_error::deserialize::<_, AdmissionReview<()>>(response).unwrap_err();
+        assert_eq!(err.path().to_string(), "response.allowed");
+    }
+
+    #[test]
     fn missing_request_is_an_error() {
         let review: AdmissionReview<serde_json::Value> = serde_json::from_value(
             serde_json::json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}),

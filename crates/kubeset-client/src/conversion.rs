@@ -385,6 +385,17 @@ mod tests {
     }
 
     #[test]
+    fn a_decoding_error_names_its_path() {
+        let mut sent = review_json();
+        sent["request"]["objects"] = serde_json::json!({"not": "a list"});
+        let err = serde_path_to_error::deserialize::<_, ConversionReview>(sent).unwrap_err();
+        assert_eq!(err.path().to_string(), "request.objects");
+        let response = serde_json::json!({"kind": "ConversionReview", "response": {"uid": 7}});
+        let err = serde_path_to_error::deserialize::<_, ConversionReview>(response).unwrap_err();
+        assert_eq!(err.path().to_string(), "response.uid");
+    }
+
+    #[test]
     fn review_without_request_is_an_error() {
         let review: ConversionReview = serde_json::from_value(serde_json::json!({})).unwrap();
         assert_eq!(
