@@ -636,6 +636,44 @@ mod tests {
     }
 
     #[test]
+    fn post_params_in_wire_names() {
+        let p = PostParams::default()
+            .dry_run()
+            .field_manager("ctl")
+            .validation(FieldValidation::Ignore);
+        assert_eq!(
+            pairs(&p),
+            vec![
+                ("dryRun", "All".to_owned()),
+                ("fieldManager", "ctl".to_owned()),
+                ("fieldValidation", "Ignore".to_owned()),
+            ]
+        );
+        assert!(pairs(&PostParams::default()).is_empty());
+        assert!(pairs(&PatchParams::default()).is_empty());
+    }
+
+    #[test]
+    fn watch_params_filters_in_wire_names() {
+        let mut out = Vec::new();
+        WatchParams::default()
+            .labels("app=web")
+            .fields("metadata.name=x")
+            .bookmarks()
+            .watch_pairs("0", &mut out);
+        assert_eq!(
+            out,
+            vec![
+                ("watch", "true".to_owned()),
+                ("labelSelector", "app=web".to_owned()),
+                ("fieldSelector", "metadata.name=x".to_owned()),
+                ("resourceVersion", "0".to_owned()),
+                ("allowWatchBookmarks", "true".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
     fn delete_body_only_when_needed() {
         assert_eq!(DeleteParams::default().body(), None);
         let mut d = DeleteParams::foreground().grace_period(Duration::from_secs(5));
