@@ -387,3 +387,168 @@ fn decode_object<K: DeserializeOwned>(
             }
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use kubeset_client::admission::PatchType;
+    use kubeset_client::api::core::v1::ConfigMap;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::webhook::Webhook;
+
+    fn request(operation: &str, object: Option<Value>) -> AdmissionRequest<Value> {
+        let mut req = json!({
+            "uid": "u-1",
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+            "name": "cm",
+            "namespace": "ns",
+            "operation": operation,
+        });
+        if let Some(object) = object {
+            req["object"] = object;
+        }
+        serde_json::from_value(req).expect("an AdmissionRequest")
+    }
+
+    fn cm(data: Value) -> Option<Value> {
+        Some(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": data}),
+        )
+    }
+
+    /// The answer of the one handler registered at `path`.
+    async fn answer(
+        webhook: &Webhook,
+        path: &str,
+        req: AdmissionRequest<Value>,
+    ) -> Result<AdmissionResponse, DecodeFailure> {
+        let routes = &webhook.routes[path];
+        assert_eq!(routes.len(), 1, "one handler at {path}");
+        Ok(routes[0].handler.call(req)?.await)
+    }
+
+    fn patch_of(response: &AdmissionResponse) -> Value {
+        serde_json::from_slice(response.patch.as_deref().expect("a patch")).expect("patch JSON")
+    }
+
+    #[tokio::test]
+    async fn a_validator_answers_its_warnings_or_its_denial() {
+        let webhook = Webhook::new().validate::<ConfigMap, _>(
+            "/v",
+            |req: AdmissionRequest<ConfigMap>| async move {
+                let data = req.object.and_then(|cm| cm.data).unwrap_or_default();
+                if data.contains_key("password") {
+                    return Err(Denied::new("no passwords")
+                        .with_code(422)
+                        .with_warning("use a Secret"));
+                }
+                Ok(vec!["looked".to_owned(), "twice".to_owned()])
+            },
+        );
+        let admitted = answer(&webhook, "/v", request("CREATE", cm(json!({"k": "v"}))))
+            .await
+            .expect("decodes");
+        assert_eq!(admitted.uid, "u-1");
+        assert!(admitted.allowed);
+        assert_eq!(
+            admitted.warnings,
+            Some(vec!["looked".to_owned(), "twice".to_owned()])
+        );
+        assert_eq!(admitted.patch, None);
+
+        let denied = answer(
+            &webhook,
+            "/v",
+            request("CREATE", cm(json!({"password": "x"}))),
+        )
+        .await
+        .expect("decodes");
+        assert!(!denied.allowed);
+        assert_eq!(denied.result.code, Some(422));
+        assert_eq!(denied.result.message.as_deref(), Some("no passwords"));
+        assert_eq!(denied.warnings, Some(vec!["use a Secret".to_owned()]));
+    }
+
+    #[tokio::test]
+    async fn an_object_that_does_not_decode_names_its_path_for_both_handlers() {
+        let webhook = Webhook::new()
+            .validate::<ConfigMap, _>("/v", |_req: AdmissionRequest<ConfigMap>| async {
+                Ok(vec![])
+            })
+            .mutate::<ConfigMap, _>("/m", |req: AdmissionRequest<ConfigMap>| async move {
+                Ok(Mutated::new(req.object.unwrap_or_default()))
+            });
+        for path in ["/v", "/m"] {
+            let Err(failure) = answer(&webhook, path, request("CREATE", cm(json!({"k": 5})))).await
+            else {
+                panic!("{path}: a number in data decoded as a string");
+            };
+            assert_eq!(failure.path, "request.object.data.k", "{path}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_mutator_answers_the_patch_its_warnings_or_its_denial() {
+        let webhook = Webhook::new().mutate::<ConfigMap, _>(
+            "/m",
+            |req: AdmissionRequest<ConfigMap>| async move {
+                let mut cm = req.object.unwrap_or_default();
+                let data = cm.data.get_or_insert_default();
+                if data.contains_key("deny") {
+                    return Err(Denied::new("denied by the mutator"));
+                }
+                if data.contains_key("keep") {
+                    return Ok(Mutated::new(cm).with_warning("unchanged"));
+                }
+                data.insert("mode".to_owned(), "default".to_owned());
+                Ok(Mutated::new(cm).with_warning("defaulted"))
+            },
+        );
+        let changed = answer(&webhook, "/m", request("CREATE", cm(json!({"k": "v"}))))
+            .await
+            .expect("decodes");
+        assert!(changed.allowed);
+        assert_eq!(changed.patch_type, Some(PatchType::JsonPatch));
+        assert_eq!(
+            patch_of(&changed),
+            json!([{"op": "add", "path": "/data/mode", "value": "default"}])
+        );
+        assert_eq!(changed.warnings, Some(vec!["defaulted".to_owned()]));
+
+        let unchanged = answer(&webhook, "/m", request("UPDATE", cm(json!({"keep": "1"}))))
+            .await
+            .expect("decodes");
+        assert!(unchanged.allowed);
+        assert_eq!((unchanged.patch, unchanged.patch_type), (None, None));
+        assert_eq!(unchanged.warnings, Some(vec!["unchanged".to_owned()]));
+
+        let denied = answer(&webhook, "/m", request("CREATE", cm(json!({"deny": "1"}))))
+            .await
+            .expect("decodes");
+        assert!(!denied.allowed);
+        assert_eq!(denied.result.code, Some(403));
+        assert_eq!(denied.patch, None);
+    }
+
+    #[tokio::test]
+    async fn a_mutator_is_not_called_without_an_object() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let webhook =
+            Webhook::new().mutate::<ConfigMap, _>("/m", move |req: AdmissionRequest<ConfigMap>| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                async move { Ok(Mutated::new(req.object.unwrap_or_default())) }
+            });
+        let response = answer(&webhook, "/m", request("DELETE", None))
+            .await
+            .expect("decodes");
+        assert!(response.allowed);
+        assert_eq!(response.uid, "u-1");
+        assert_eq!(response.patch, None);
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+    }
+}
