@@ -1,7 +1,6 @@
 //! Typed handlers and their type-erased form the server dispatches to.
 
 use std::future::Future;
-use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -215,9 +214,19 @@ pub(crate) struct DecodeFailure {
     pub(crate) message: String,
 }
 
-/// A handler with its kind erased.
+/// A handler with its kind erased: what [`validator`] and [`mutator`] make
+/// of a typed handler.
 pub(crate) trait Erased: Send + Sync {
     fn call(&self, req: AdmissionRequest<serde_json::Value>) -> Result<Answer, DecodeFailure>;
+}
+
+impl<F> Erased for F
+where
+    F: Fn(AdmissionRequest<serde_json::Value>) -> Result<Answer, DecodeFailure> + Send + Sync,
+{
+    fn call(&self, req: AdmissionRequest<serde_json::Value>) -> Result<Answer, DecodeFailure> {
+        self(req)
+    }
 }
 
 /// One handler of a path.
@@ -238,76 +247,69 @@ impl Route {
     }
 }
 
-pub(crate) struct Validator<K, H> {
-    handler: H,
-    kind: PhantomData<fn() -> K>,
-}
-
-impl<K, H> Validator<K, H> {
-    pub(crate) fn new(handler: H) -> Self {
-        Validator {
-            handler,
-            kind: PhantomData,
-        }
-    }
-}
-
-impl<K, H> Erased for Validator<K, H>
+/// A validating handler of `K`, erased: `Ok(warnings)` admits with them.
+pub(crate) fn validator<K, H>(handler: H) -> Arc<dyn Erased>
 where
     K: DeserializeOwned + Send + 'static,
     H: ValidateHandler<K>,
 {
-    fn call(&self, req: AdmissionRequest<serde_json::Value>) -> Result<Answer, DecodeFailure> {
+    erase(move |req| {
         let typed = decode::<K>(req)?;
         let base = AdmissionResponse::from(&typed);
-        let answer = self.handler.call(typed);
-        Ok(Box::pin(async move {
-            match answer.await {
-                Ok(warnings) => with_warnings(base, warnings),
-                Err(denied) => denied.answer(base),
-            }
-        }))
-    }
+        Ok(answer(base, handler.call(typed), with_warnings))
+    })
 }
 
-pub(crate) struct Mutator<K, H> {
-    handler: H,
-    kind: PhantomData<fn() -> K>,
-}
-
-impl<K, H> Mutator<K, H> {
-    pub(crate) fn new(handler: H) -> Self {
-        Mutator {
-            handler,
-            kind: PhantomData,
-        }
-    }
-}
-
-impl<K, H> Erased for Mutator<K, H>
+/// A mutating handler of `K`, erased: `Ok(mutated)` admits with the patch
+/// from the object received to the one answered. A request without an
+/// object (DELETE) is admitted without calling it.
+pub(crate) fn mutator<K, H>(handler: H) -> Arc<dyn Erased>
 where
     K: Serialize + DeserializeOwned + Send + 'static,
     H: MutateHandler<K>,
 {
-    fn call(&self, req: AdmissionRequest<serde_json::Value>) -> Result<Answer, DecodeFailure> {
+    erase(move |req| {
         let typed = decode::<K>(req)?;
         let base = AdmissionResponse::from(&typed);
         let Some(object) = &typed.object else {
-            // DELETE: nothing to mutate.
             return Ok(Box::pin(std::future::ready(base)));
         };
         let before = serde_json::to_value(object).map_err(|e| DecodeFailure {
             path: "request.object".to_owned(),
             message: format!("does not serialize back to JSON: {e}"),
         })?;
-        let answer = self.handler.call(typed);
-        Ok(Box::pin(async move {
-            match answer.await {
-                Ok(mutated) => patch_answer(base, &before, mutated),
-                Err(denied) => denied.answer(base),
-            }
-        }))
-    }
+        let admitted = move |base, mutated| patch_answer(base, &before, mutated);
+        Ok(answer(base, handler.call(typed), admitted))
+    })
+}
+
+/// `call` as an [`Erased`] handler.
+fn erase<F>(call: F) -> Arc<dyn Erased>
+where
+    F: Fn(AdmissionRequest<serde_json::Value>) -> Result<Answer, DecodeFailure>
+        + Send
+        + Sync
+        + 'static,
+{
+    Arc::new(call)
+}
+
+/// The answer to come of a handler's `call`: `admitted` of its `Ok`, or
+/// its denial, on the `base` response to the request.
+fn answer<T, F>(
+    base: AdmissionResponse,
+    call: impl Future<Output = Result<T, Denied>> + Send + 'static,
+    admitted: F,
+) -> Answer
+where
+    F: FnOnce(AdmissionResponse, T) -> AdmissionResponse + Send + 'static,
+{
+    Box::pin(async move {
+        match call.await {
+            Ok(value) => admitted(base, value),
+            Err(denied) => denied.answer(base),
+        }
+    })
 }
 
 /// The response for a mutation: the patch from `before` to the answered
