@@ -1621,3 +1621,59 @@ fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
     out.push('\n');
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine() -> Machine {
+        Machine {
+            started: "2026-01-01 00:00 UTC".to_owned(),
+            cpus: 2,
+            cpu_model: "Test CPU".to_owned(),
+            load_start: "0.1 0.2 0.3".to_owned(),
+            load_end: "0.4 0.5 0.6".to_owned(),
+            rustc: "rustc 1.0".to_owned(),
+            go: "go1.0".to_owned(),
+            quick: true,
+        }
+    }
+
+    /// A report without records: every section in order, the machine's
+    /// facts, the plan's sizes, and the notes last.
+    #[test]
+    fn report_has_its_sections_in_order() {
+        let plan = Plan::new(true);
+        let text = report(&machine(), &plan, &[], "NOTES-KEPT");
+        let (n, runs) = plan.lists[0];
+        let sizes = format!("{n} pods × {runs} runs");
+        let events = format!("{} events", plan.watch_events);
+        let mut from = 0;
+        for needle in [
+            "# Benchmarks: kubeset",
+            "`cargo xtask bench --quick` (2026-01-01 00:00 UTC)",
+            "**Quick (smoke) run",
+            "## Machine",
+            "- CPUs: 2 × Test CPU",
+            "at start: 0.1 0.2 0.3; at end: 0.4 0.5 0.6",
+            "- rustc 1.0; go1.0",
+            "## Versions",
+            "- kubeset: this workspace",
+            "## Method",
+            &sizes,
+            &events,
+            "## Results",
+            "### Decode a PodList (JSON → typed)",
+            "### Encode a PodList (typed → JSON)",
+            "### Decode a watch stream (typed events)",
+            "## Reproduce",
+            "## Notes\n\nNOTES-KEPT\n",
+        ] {
+            let Some(at) = text[from..].find(needle) else {
+                panic!("{needle:?} missing after byte {from} of:\n{text}");
+            };
+            from += at + needle.len();
+        }
+        assert_eq!(from, text.len(), "the notes end the report");
+    }
+}
