@@ -807,31 +807,7 @@ fn crd_parts(a: &Attrs, n: &Names, krate: &Path, root: &Ident) -> TokenStream {
 
 #[cfg(test)]
 mod tests {
-    use proc_macro2::{Delimiter, TokenTree};
-
     use super::*;
-
-    /// The expansion, one top-level item a line (an item ends at a `{…}`
-    /// group or a `;`), so that a change shows as changed items.
-    fn expansion(input: TokenStream) -> String {
-        let tokens = derive(input).unwrap_or_else(|e| panic!("derive failed: {e}"));
-        let mut out = String::new();
-        let mut item = TokenStream::new();
-        for tt in tokens {
-            let ends = match &tt {
-                TokenTree::Group(g) => g.delimiter() == Delimiter::Brace,
-                TokenTree::Punct(p) => p.as_char() == ';',
-                _ => false,
-            };
-            item.extend([tt]);
-            if ends {
-                out.push_str(&std::mem::take(&mut item).to_string());
-                out.push('\n');
-            }
-        }
-        out.push_str(&item.to_string());
-        out
-    }
 
     /// Inputs that between them take every branch of the expansion: scope,
     /// status, the three schema modes, crate and serde paths, root name,
@@ -881,35 +857,10 @@ mod tests {
     }
 
     /// The expansion of fixed inputs, compared with
-    /// `tests/expand/custom_resource.txt` (`UPDATE_GOLDEN=1` rewrites it):
-    /// refactoring the derive must leave it unchanged token for token.
+    /// `tests/expand/custom_resource.txt`: refactoring the derive must
+    /// leave it unchanged token for token.
     #[test]
     fn expansion_matches_golden() {
-        let mut got = String::new();
-        for (name, input) in inputs() {
-            got.push_str(&format!("=== {name}\n{}\n", expansion(input)));
-        }
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/expand/custom_resource.txt");
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::create_dir_all(path.parent().expect("has a parent")).expect("mkdir");
-            std::fs::write(&path, &got).expect("write golden");
-        }
-        let want = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 writes it)", path.display()));
-        if got != want {
-            let first = got
-                .lines()
-                .zip(want.lines())
-                .position(|(g, w)| g != w)
-                .unwrap_or(got.lines().count().min(want.lines().count()));
-            panic!(
-                "expansion differs from {} at line {}:\n got: {}\nwant: {}",
-                path.display(),
-                first + 1,
-                got.lines().nth(first).unwrap_or("<end>"),
-                want.lines().nth(first).unwrap_or("<end>"),
-            );
-        }
+        crate::golden::check("custom_resource.txt", derive, inputs());
     }
 }
