@@ -63,6 +63,14 @@ const KEYS: &str = "expected one of `group`, `version`, `kind`, `plural`, `singu
     `crates`, `crate`, `schema`, `doc`, `label`, `annotation`, `served`, `storage`, `deprecated`, \
     `validation`";
 
+/// The attribute key `meta` starts with (`group` of `group = "..."`).
+fn key_of(meta: &ParseNestedMeta<'_>) -> String {
+    meta.path
+        .get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}
+
 fn str_value(meta: &ParseNestedMeta<'_>) -> syn::Result<String> {
     let lit: LitStr = meta.value()?.parse()?;
     Ok(lit.value())
@@ -70,11 +78,7 @@ fn str_value(meta: &ParseNestedMeta<'_>) -> syn::Result<String> {
 
 fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     if slot.is_some() {
-        let key = meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let key = key_of(meta);
         return Err(meta.error(format!("duplicate `{key}`")));
     }
     *slot = Some(value);
@@ -156,12 +160,7 @@ fn column_json(lit: &LitStr) -> syn::Result<Column> {
 fn column_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Column> {
     let mut c = Column::default();
     meta.parse_nested_meta(|inner| {
-        let k = inner
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        match k.as_str() {
+        match key_of(&inner).as_str() {
             "name" => c.name = str_value(&inner)?,
             "type_" | "r#type" | "type" => c.type_ = str_value(&inner)?,
             "json_path" => c.json_path = str_value(&inner)?,
@@ -206,13 +205,7 @@ fn scale_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Scale> {
     let mut s = Scale::default();
     meta.parse_nested_meta(|inner| {
         let v = str_value(&inner)?;
-        match inner
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default()
-            .as_str()
-        {
+        match key_of(&inner).as_str() {
             "spec_replicas_path" => s.spec = v,
             "status_replicas_path" => s.status = v,
             "label_selector_path" => s.selector = Some(v),
@@ -232,13 +225,7 @@ fn crates(meta: &ParseNestedMeta<'_>, a: &mut Attrs) -> syn::Result<()> {
     meta.parse_nested_meta(|inner| {
         let lit: LitStr = inner.value()?.parse()?;
         let path: Path = lit.parse()?;
-        match inner
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default()
-            .as_str()
-        {
+        match key_of(&inner).as_str() {
             // kube-rs's names for the crates kubeset is.
             "kubeset" | "kube_core" | "k8s_openapi" => a.krate = Some(path),
             "serde" => a.serde = Some(path),
@@ -255,11 +242,7 @@ fn crates(meta: &ParseNestedMeta<'_>, a: &mut Attrs) -> syn::Result<()> {
 }
 
 fn one(meta: &ParseNestedMeta<'_>, a: &mut Attrs) -> syn::Result<()> {
-    let key = meta
-        .path
-        .get_ident()
-        .map(ToString::to_string)
-        .unwrap_or_default();
+    let key = key_of(meta);
     match key.as_str() {
         "group" => set(&mut a.group, str_value(meta)?, meta),
         "version" => set(&mut a.version, str_value(meta)?, meta),
