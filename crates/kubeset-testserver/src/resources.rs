@@ -316,3 +316,82 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn crd() -> Value {
+        json!({"spec": {
+            "group": "example.com", "scope": "Cluster",
+            "names": {"plural": "widgets", "kind": "Widget", "shortNames": ["wd"], "categories": ["all"]},
+            "subresources": {"status": {}},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true,
+                 "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.size", "labelSelectorPath": ".status.sel"}},
+                 "schema": {"openAPIV3Schema": {"type": "object"}},
+                 "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}],
+                 "selectableFields": [{"jsonPath": ".spec.color"}]},
+                {"name": "v1beta1", "deprecated": true},
+                {"name": "v1alpha1", "served": false, "deprecated": true, "deprecationWarning": "gone"},
+            ],
+        }})
+    }
+
+    #[test]
+    fn a_crd_serves_one_resource_per_served_version() {
+        let served = from_crd(&crd());
+        let versions: Vec<&str> = served.iter().map(|r| r.version.as_str()).collect();
+        assert_eq!(versions, ["v1", "v1beta1"]);
+        for r in &served {
+            assert_eq!(
+                (
+                    r.group.as_str(),
+                    r.kind.as_str(),
+                    r.plural.as_str(),
+                    r.singular.as_str()
+                ),
+                ("example.com", "Widget", "widgets", "widget")
+            );
+            assert!(!r.namespaced && r.custom);
+            assert_eq!(r.short_names, ["wd"]);
+            assert_eq!(r.categories, ["all"]);
+            assert_eq!(r.verbs.len(), 8);
+        }
+        let (v1, beta) = (&served[0], &served[1]);
+        assert_eq!(v1.subresources, ["status", "scale"]);
+        assert_eq!(
+            v1.scale,
+            Some(ScalePaths {
+                spec_replicas: vec!["spec".to_owned(), "size".to_owned()],
+                status_replicas: vec!["status".to_owned(), "size".to_owned()],
+                label_selector: Some(vec!["status".to_owned(), "sel".to_owned()]),
+            })
+        );
+        assert_eq!(v1.deprecation, None);
+        assert_eq!(v1.schema.as_deref(), Some(&json!({"type": "object"})));
+        assert!(v1.compiled.is_some());
+        assert_eq!(v1.printer_columns.len(), 1);
+        assert_eq!(&*v1.selectable_fields, ["spec.color".to_owned()]);
+        // The CRD-level subresources hold for a version without its own.
+        assert_eq!(beta.subresources, ["status"]);
+        assert_eq!(beta.scale, None);
+        assert_eq!(
+            beta.deprecation.as_deref(),
+            Some("example.com/v1beta1 Widget is deprecated")
+        );
+        assert_eq!((beta.schema.as_ref(), beta.compiled.as_ref()), (None, None));
+        assert!(beta.printer_columns.is_empty() && beta.selectable_fields.is_empty());
+    }
+
+    #[test]
+    fn a_crd_without_group_plural_or_kind_serves_nothing() {
+        for missing in ["/spec/group", "/spec/names/plural", "/spec/names/kind"] {
+            let mut crd = crd();
+            *crd.pointer_mut(missing).expect("present") = json!("");
+            assert!(from_crd(&crd).is_empty(), "{missing}");
+        }
+    }
+}
