@@ -220,101 +220,118 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
         Some(x) if !x.is_empty() => x.to_owned(),
         _ => kind.to_lowercase(),
     };
-    let short_names: Vec<String> = names["shortNames"]
-        .as_array()
+    let base = Resource {
+        group,
+        version: String::new(),
+        kind,
+        plural,
+        singular,
+        namespaced: spec["scope"].as_str() != Some("Cluster"),
+        verbs: [
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect(),
+        short_names: strings(&names["shortNames"]),
+        subresources: Vec::new(),
+        scale: None,
+        custom: true,
+        deprecation: None,
+        schema: None,
+        compiled: None,
+        printer_columns: Vec::new(),
+        selectable_fields: Arc::from([]),
+        categories: strings(&names["categories"]),
+    };
+    served_versions(crd)
+        .filter_map(|v| version_resource(&base, spec, v))
+        .map(Arc::new)
+        .collect()
+}
+
+/// A JSON array's strings (`shortNames`, `categories`); none when absent.
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
         .map(|a| {
             a.iter()
                 .filter_map(Value::as_str)
                 .map(str::to_owned)
                 .collect()
         })
-        .unwrap_or_default();
-    let namespaced = spec["scope"].as_str() != Some("Cluster");
-    served_versions(crd)
-        .filter_map(|v| {
-            let version = v["name"].as_str()?.to_owned();
-            let sub = v.get("subresources").or_else(|| spec.get("subresources"));
-            let mut subresources = Vec::new();
-            if sub.and_then(|s| s.get("status")).is_some() {
-                subresources.push("status".to_owned());
-            }
-            let scale = sub.and_then(|s| s.get("scale")).map(|sc| {
-                subresources.push("scale".to_owned());
-                ScalePaths {
-                    spec_replicas: parse_json_path(
-                        sc["specReplicasPath"].as_str().unwrap_or(".spec.replicas"),
-                    ),
-                    status_replicas: parse_json_path(
-                        sc["statusReplicasPath"]
-                            .as_str()
-                            .unwrap_or(".status.replicas"),
-                    ),
-                    label_selector: sc["labelSelectorPath"].as_str().map(parse_json_path),
-                }
-            });
-            let deprecation = v["deprecated"].as_bool().unwrap_or(false).then(|| {
-                v["deprecationWarning"]
+        .unwrap_or_default()
+}
+
+/// The resource of the served CRD version `v`: `base` (the CRD's names,
+/// scope and verbs) with the version's subresources, deprecation, schema,
+/// columns and selectable fields. `None` for a version without a name.
+fn version_resource(base: &Resource, spec: &Value, v: &Value) -> Option<Resource> {
+    let version = v["name"].as_str()?.to_owned();
+    let (subresources, scale) =
+        subresources_of(v.get("subresources").or_else(|| spec.get("subresources")));
+    let deprecation = v["deprecated"].as_bool().unwrap_or(false).then(|| {
+        v["deprecationWarning"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("{}/{version} {} is deprecated", base.group, base.kind))
+    });
+    // The compiled schema keeps its source: `/openapi` shares it.
+    let source = v.pointer("/schema/openAPIV3Schema");
+    let compiled = source.and_then(|s| crate::admission::schema::Schema::compile(s).ok());
+    let schema = match &compiled {
+        Some(c) => Some(c.source()),
+        None => source.map(|s| Arc::new(s.clone())),
+    };
+    Some(Resource {
+        version,
+        subresources,
+        scale,
+        deprecation,
+        schema,
+        compiled,
+        printer_columns: v["additionalPrinterColumns"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default(),
+        selectable_fields: v["selectableFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["jsonPath"].as_str())
+            .map(|p| p.trim_start_matches('.').to_owned())
+            .collect(),
+        ..base.clone()
+    })
+}
+
+/// A CRD version's subresources (`status`, `scale`) and its scale paths.
+fn subresources_of(sub: Option<&Value>) -> (Vec<String>, Option<ScalePaths>) {
+    let mut subresources = Vec::new();
+    if sub.and_then(|s| s.get("status")).is_some() {
+        subresources.push("status".to_owned());
+    }
+    let scale = sub.and_then(|s| s.get("scale")).map(|sc| {
+        subresources.push("scale".to_owned());
+        ScalePaths {
+            spec_replicas: parse_json_path(
+                sc["specReplicasPath"].as_str().unwrap_or(".spec.replicas"),
+            ),
+            status_replicas: parse_json_path(
+                sc["statusReplicasPath"]
                     .as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| format!("{group}/{version} {kind} is deprecated"))
-            });
-            // The compiled schema keeps its source: `/openapi` shares it.
-            let source = v.pointer("/schema/openAPIV3Schema");
-            let compiled = source.and_then(|s| crate::admission::schema::Schema::compile(s).ok());
-            let schema = match &compiled {
-                Some(c) => Some(c.source()),
-                None => source.map(|s| Arc::new(s.clone())),
-            };
-            Some(Arc::new(Resource {
-                group: group.clone(),
-                version,
-                kind: kind.clone(),
-                plural: plural.clone(),
-                singular: singular.clone(),
-                namespaced,
-                verbs: [
-                    "create",
-                    "delete",
-                    "deletecollection",
-                    "get",
-                    "list",
-                    "patch",
-                    "update",
-                    "watch",
-                ]
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect(),
-                short_names: short_names.clone(),
-                subresources,
-                scale,
-                custom: true,
-                deprecation,
-                schema,
-                compiled,
-                printer_columns: v["additionalPrinterColumns"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default(),
-                selectable_fields: v["selectableFields"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|f| f["jsonPath"].as_str())
-                    .map(|p| p.trim_start_matches('.').to_owned())
-                    .collect(),
-                categories: names["categories"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            }))
-        })
-        .collect()
+                    .unwrap_or(".status.replicas"),
+            ),
+            label_selector: sc["labelSelectorPath"].as_str().map(parse_json_path),
+        }
+    });
+    (subresources, scale)
 }
 
 #[cfg(test)]
