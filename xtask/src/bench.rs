@@ -1504,6 +1504,19 @@ fn build_table(out: &mut String, all: &[Value]) {
 
 fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
     let mut out = String::new();
+    title(&mut out, m);
+    machine_section(&mut out, m);
+    versions_section(&mut out);
+    method_section(&mut out, plan);
+    results(&mut out, plan, all);
+    out.push_str("## Reproduce\n\n```sh\ncargo xtask bench          # full run (about 20 minutes on 2 loaded cores)\ncargo xtask bench --quick  # smoke run\ncargo xtask bench --only roundtrip,failover   # some rows (codec, watch, roundtrip, failover, memory, build, admission);\n                           # written to <target>/bench-data/benchmarks-<rows>.md, never to docs/\ncargo xtask bench --only scale   # the scale row alone (1k/10k/100k pods; long, run alone): its own\n                           # section of docs/benchmarks.md and docs/benchmarks-scale.svg\n```\n\nNeeds python3 (input generator), Go (client-go peer; modules from the proxy or the module cache) and `../shared/bench/gen_podlist.py` (or `KUBESET_BENCH_GEN=path`).\n\n## Notes\n\n");
+    out.push_str(notes);
+    out.push('\n');
+    out
+}
+
+/// The title and what the report is, with the run's start.
+fn title(out: &mut String, m: &Machine) {
     let _ = writeln!(
         out,
         "# Benchmarks: kubeset, kube-rs / k8s-openapi, client-go\n\n\
@@ -1518,6 +1531,10 @@ fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
             "**Quick (smoke) run: small inputs, one repetition — not a measurement.**\n\n",
         );
     }
+}
+
+/// The machine the run measured on.
+fn machine_section(out: &mut String, m: &Machine) {
     let _ = writeln!(
         out,
         "## Machine\n\n\
@@ -1527,6 +1544,10 @@ fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
          - {}; {}\n",
         m.cpus, m.cpu_model, m.load_start, m.load_end, m.rustc, m.go
     );
+}
+
+/// The versions of kubeset's peers (from Cargo.lock and the Go module).
+fn versions_section(out: &mut String) {
     let _ = writeln!(
         out,
         "## Versions\n\n\
@@ -1543,6 +1564,10 @@ fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
         go_module_version("k8s.io/api"),
         go_module_version("k8s.io/apimachinery"),
     );
+}
+
+/// How each row is measured, with the plan's sizes.
+fn method_section(out: &mut String, plan: &Plan) {
     let sizes: Vec<String> = plan
         .lists
         .iter()
@@ -1601,23 +1626,78 @@ fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
         plan.concurrent_total,
         plan.concurrency,
     );
+}
 
+/// The tables of every row.
+fn results(out: &mut String, plan: &Plan, all: &[Value]) {
     out.push_str("## Results\n\n### Decode a PodList (JSON → typed)\n\n");
-    throughput_table(&mut out, all, "decode-podlist", "pods");
+    throughput_table(out, all, "decode-podlist", "pods");
     out.push_str("### Encode a PodList (typed → JSON)\n\n");
-    throughput_table(&mut out, all, "encode-podlist", "pods");
+    throughput_table(out, all, "encode-podlist", "pods");
     out.push_str("### Decode a watch stream (typed events)\n\n");
-    throughput_table(&mut out, all, "decode-watch", "events");
-    protobuf_tables(&mut out, all);
+    throughput_table(out, all, "decode-watch", "events");
+    protobuf_tables(out, all);
 
-    round_trip_tables(&mut out, plan, all);
+    round_trip_tables(out, plan, all);
 
-    failover_table(&mut out, all);
-    memory_table(&mut out, plan, all);
-    build_table(&mut out, all);
-    admission::table(&mut out, all);
-    out.push_str("## Reproduce\n\n```sh\ncargo xtask bench          # full run (about 20 minutes on 2 loaded cores)\ncargo xtask bench --quick  # smoke run\ncargo xtask bench --only roundtrip,failover   # some rows (codec, watch, roundtrip, failover, memory, build, admission);\n                           # written to <target>/bench-data/benchmarks-<rows>.md, never to docs/\ncargo xtask bench --only scale   # the scale row alone (1k/10k/100k pods; long, run alone): its own\n                           # section of docs/benchmarks.md and docs/benchmarks-scale.svg\n```\n\nNeeds python3 (input generator), Go (client-go peer; modules from the proxy or the module cache) and `../shared/bench/gen_podlist.py` (or `KUBESET_BENCH_GEN=path`).\n\n## Notes\n\n");
-    out.push_str(notes);
-    out.push('\n');
-    out
+    failover_table(out, all);
+    memory_table(out, plan, all);
+    build_table(out, all);
+    admission::table(out, all);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine() -> Machine {
+        Machine {
+            started: "2026-01-01 00:00 UTC".to_owned(),
+            cpus: 2,
+            cpu_model: "Test CPU".to_owned(),
+            load_start: "0.1 0.2 0.3".to_owned(),
+            load_end: "0.4 0.5 0.6".to_owned(),
+            rustc: "rustc 1.0".to_owned(),
+            go: "go1.0".to_owned(),
+            quick: true,
+        }
+    }
+
+    /// A report without records: every section in order, the machine's
+    /// facts, the plan's sizes, and the notes last.
+    #[test]
+    fn report_has_its_sections_in_order() {
+        let plan = Plan::new(true);
+        let text = report(&machine(), &plan, &[], "NOTES-KEPT");
+        let (n, runs) = plan.lists[0];
+        let sizes = format!("{n} pods × {runs} runs");
+        let events = format!("{} events", plan.watch_events);
+        let mut from = 0;
+        for needle in [
+            "# Benchmarks: kubeset",
+            "`cargo xtask bench --quick` (2026-01-01 00:00 UTC)",
+            "**Quick (smoke) run",
+            "## Machine",
+            "- CPUs: 2 × Test CPU",
+            "at start: 0.1 0.2 0.3; at end: 0.4 0.5 0.6",
+            "- rustc 1.0; go1.0",
+            "## Versions",
+            "- kubeset: this workspace",
+            "## Method",
+            &sizes,
+            &events,
+            "## Results",
+            "### Decode a PodList (JSON → typed)",
+            "### Encode a PodList (typed → JSON)",
+            "### Decode a watch stream (typed events)",
+            "## Reproduce",
+            "## Notes\n\nNOTES-KEPT\n",
+        ] {
+            let Some(at) = text[from..].find(needle) else {
+                panic!("{needle:?} missing after byte {from} of:\n{text}");
+            };
+            from += at + needle.len();
+        }
+        assert_eq!(from, text.len(), "the notes end the report");
+    }
 }

@@ -604,6 +604,24 @@ fn demo_runs_to_completion() {
             "{needle:?} missing from:\n{stdout}"
         );
     }
+    // Every numbered step reports, in order.
+    let mut from = 0;
+    for step in [
+        "1. Created the namespace",
+        "2. Created the Deployment",
+        "3. Created the ConfigMaps",
+        "4. Listed ConfigMaps",
+        "5. Watched app=web ConfigMaps",
+        "6. A strategic merge patch",
+        "7. Server-side apply",
+        "8. A replace of web-config",
+        "9. A failover client",
+    ] {
+        let Some(at) = stdout[from..].find(step) else {
+            panic!("{step:?} missing after byte {from} of:\n{stdout}");
+        };
+        from += at + step.len();
+    }
     // The last line says where to go next.
     let last = stdout.lines().last().unwrap_or_default();
     assert!(last.starts_with("Next: "), "{last}");

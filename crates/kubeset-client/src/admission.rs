@@ -184,54 +184,91 @@ pub struct AdmissionReview<T> {
     pub response: Option<AdmissionResponse>,
 }
 
+/// The envelope of both reviews (`AdmissionReview`, `ConversionReview`):
+/// `apiVersion`, `kind`, and a `request` or a `response`. Decoded without
+/// `flatten`, so a failure names its path (`request.uid`).
 #[derive(Deserialize)]
-struct ReviewWire<T> {
+struct ReviewWire<Q, R> {
     #[serde(rename = "apiVersion", default)]
     api_version: String,
     #[serde(default)]
     kind: String,
     #[serde(default = "none")]
-    request: Option<AdmissionRequest<T>>,
-    #[serde(default)]
-    response: Option<AdmissionResponse>,
+    request: Option<Q>,
+    #[serde(default = "none")]
+    response: Option<R>,
 }
 
 fn none<T>() -> Option<T> {
     None
 }
 
+/// A review's envelope as read: its type, request and response.
+pub(crate) type Envelope<Q, R> = (TypeMeta, Option<Q>, Option<R>);
+
+/// Reads a review's envelope (both reviews' `Deserialize`).
+pub(crate) fn read_review<'de, D, Q, R>(deserializer: D) -> Result<Envelope<Q, R>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    Q: Deserialize<'de>,
+    R: Deserialize<'de>,
+{
+    let wire = ReviewWire::<Q, R>::deserialize(deserializer)?;
+    let types = TypeMeta {
+        api_version: wire.api_version,
+        kind: wire.kind,
+    };
+    Ok((types, wire.request, wire.response))
+}
+
+/// Writes a review's envelope, `name` being its kind (both reviews'
+/// `Serialize`): `apiVersion`, `kind`, then `request` and `response` when
+/// set.
+pub(crate) fn write_review<S: serde::Serializer>(
+    serializer: S,
+    name: &'static str,
+    types: &TypeMeta,
+    request: Option<&impl Serialize>,
+    response: Option<&impl Serialize>,
+) -> Result<S::Ok, S::Error> {
+    let len = 2 + usize::from(request.is_some()) + usize::from(response.is_some());
+    let mut state = serializer.serialize_struct(name, len)?;
+    state.serialize_field("apiVersion", &types.api_version)?;
+    state.serialize_field("kind", &types.kind)?;
+    if let Some(request) = request {
+        state.serialize_field("request", request)?;
+    }
+    if let Some(response) = response {
+        state.serialize_field("response", response)?;
+    }
+    state.end()
+}
+
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for AdmissionReview<T> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let wire = ReviewWire::<T>::deserialize(deserializer)?;
-        let types = TypeMeta {
-            api_version: wire.api_version,
-            kind: wire.kind,
-        };
-        let request = wire.request.map(|mut r| {
+        let (types, request, response) =
+            read_review::<D, AdmissionRequest<T>, AdmissionResponse>(deserializer)?;
+        let request = request.map(|mut r| {
             r.types = types.clone();
             r
         });
         Ok(AdmissionReview {
             types,
             request,
-            response: wire.response,
+            response,
         })
     }
 }
 
 impl<T: Serialize> Serialize for AdmissionReview<T> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let len = 2 + usize::from(self.request.is_some()) + usize::from(self.response.is_some());
-        let mut state = serializer.serialize_struct("AdmissionReview", len)?;
-        state.serialize_field("apiVersion", &self.types.api_version)?;
-        state.serialize_field("kind", &self.types.kind)?;
-        if let Some(request) = &self.request {
-            state.serialize_field("request", request)?;
-        }
-        if let Some(response) = &self.response {
-            state.serialize_field("response", response)?;
-        }
-        state.end()
+        write_review(
+            serializer,
+            "AdmissionReview",
+            &self.types,
+            self.request.as_ref(),
+            self.response.as_ref(),
+        )
     }
 }
 
@@ -625,6 +662,18 @@ mod tests {
             back.response.unwrap().patch,
             Some(serde_json::to_vec(&patch).unwrap())
         );
+    }
+
+    #[test]
+    fn a_decoding_error_names_its_path() {
+        let mut sent = review_json();
+        sent["request"]["operation"] = serde_json::json!("PATCH");
+        let err = serde_path_to_error::deserialize::<_, AdmissionReview<serde_json::Value>>(sent)
+            .unwrap_err();
+        assert_eq!(err.path().to_string(), "request.operation");
+        let response = serde_json::json!({"response": {"uid": "u", "allowed": "yes"}});
+        let err = serde_path_to_error::deserialize::<_, AdmissionReview<()>>(response).unwrap_err();
+        assert_eq!(err.path().to_string(), "response.allowed");
     }
 
     #[test]

@@ -32,10 +32,10 @@
 //! the failed `result` from a message.
 
 use kubeset_api::apimachinery::pkg::apis::meta::v1::Status;
-use serde::ser::SerializeStruct as _;
 use serde::{Deserialize, Serialize};
 
 pub use crate::admission::TypeMeta;
+use crate::admission::{read_review, write_review};
 
 /// The `apiVersion` of the reviews this module reads and writes (`v1`;
 /// a CRD's `conversionReviewVersions` must list it).
@@ -55,32 +55,16 @@ pub struct ConversionReview {
     pub response: Option<ConversionResponse>,
 }
 
-/// The wire form: no `flatten`, so a decoding error names its path.
-#[derive(Deserialize)]
-struct ReviewWire {
-    #[serde(rename = "apiVersion", default)]
-    api_version: String,
-    #[serde(default)]
-    kind: String,
-    #[serde(default)]
-    request: Option<ConversionRequest>,
-    #[serde(default)]
-    response: Option<ConversionResponse>,
-}
-
 impl<'de> Deserialize<'de> for ConversionReview {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let wire = ReviewWire::deserialize(deserializer)?;
-        let types = TypeMeta {
-            api_version: wire.api_version,
-            kind: wire.kind,
-        };
+        let (types, request, response) =
+            read_review::<D, ConversionRequest, ConversionResponse>(deserializer)?;
         Ok(ConversionReview {
-            request: wire.request.map(|mut r| {
+            request: request.map(|mut r: ConversionRequest| {
                 r.types = Some(types.clone());
                 r
             }),
-            response: wire.response,
+            response,
             types,
         })
     }
@@ -88,17 +72,13 @@ impl<'de> Deserialize<'de> for ConversionReview {
 
 impl Serialize for ConversionReview {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let len = 2 + usize::from(self.request.is_some()) + usize::from(self.response.is_some());
-        let mut state = serializer.serialize_struct("ConversionReview", len)?;
-        state.serialize_field("apiVersion", &self.types.api_version)?;
-        state.serialize_field("kind", &self.types.kind)?;
-        if let Some(request) = &self.request {
-            state.serialize_field("request", request)?;
-        }
-        if let Some(response) = &self.response {
-            state.serialize_field("response", response)?;
-        }
-        state.end()
+        write_review(
+            serializer,
+            "ConversionReview",
+            &self.types,
+            self.request.as_ref(),
+            self.response.as_ref(),
+        )
     }
 }
 
@@ -382,6 +362,17 @@ mod tests {
             Vec::<serde_json::Value>::new()
         );
         assert_eq!(review.request.unwrap().objects.len(), 1);
+    }
+
+    #[test]
+    fn a_decoding_error_names_its_path() {
+        let mut sent = review_json();
+        sent["request"]["objects"] = serde_json::json!({"not": "a list"});
+        let err = serde_path_to_error::deserialize::<_, ConversionReview>(sent).unwrap_err();
+        assert_eq!(err.path().to_string(), "request.objects");
+        let response = serde_json::json!({"kind": "ConversionReview", "response": {"uid": 7}});
+        let err = serde_path_to_error::deserialize::<_, ConversionReview>(response).unwrap_err();
+        assert_eq!(err.path().to_string(), "response.uid");
     }
 
     #[test]

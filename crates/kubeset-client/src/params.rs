@@ -17,6 +17,81 @@ impl QueryParams for () {
     fn query_pairs(&self, _out: &mut Vec<(&'static str, String)>) {}
 }
 
+/// Writes the builders several parameter structs share, each once:
+/// `builders!(Type: name, …)` adds the named ones to `Type` (every struct
+/// holding them has the fields they set, under the same names and types).
+macro_rules! builders {
+    ($ty:ident: $($name:ident),+) => {
+        impl $ty {
+            $(builders!(@$name $ty);)+
+        }
+    };
+    (@labels $ty:ident) => {
+        /// Filters by a label selector (`labelSelector`, e.g. `app=web`).
+        pub fn labels(mut self, selector: &str) -> Self {
+            self.label_selector = Some(selector.to_owned());
+            self
+        }
+    };
+    (@fields $ty:ident) => {
+        /// Filters by a field selector (`fieldSelector`, e.g. `metadata.name=foo`).
+        pub fn fields(mut self, selector: &str) -> Self {
+            self.field_selector = Some(selector.to_owned());
+            self
+        }
+    };
+    (@timeout $ty:ident) => {
+        /// Sets `timeoutSeconds`: the server ends the call (the list, or
+        /// the watch) after this long (kube-rs's `timeout`).
+        ///
+        /// ```
+        #[doc = concat!(" use kubeset_client::params::", stringify!($ty), ";")]
+        #[doc = concat!(" assert_eq!(", stringify!($ty), "::default().timeout(10).timeout_seconds, Some(10));")]
+        /// ```
+        pub fn timeout(mut self, seconds: u32) -> Self {
+            self.timeout_seconds = Some(seconds);
+            self
+        }
+    };
+    (@shards $ty:ident) => {
+        /// Filters by a `shardSelector` (see [`ListParams::shard_selector`]).
+        ///
+        /// ```
+        #[doc = concat!(" use kubeset_client::params::", stringify!($ty), ";")]
+        /// let sel = "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')";
+        #[doc = concat!(" let params = ", stringify!($ty), "::default().shards(sel);")]
+        /// assert_eq!(params.shard_selector.as_deref(), Some(sel));
+        /// ```
+        pub fn shards(mut self, selector: &str) -> Self {
+            self.shard_selector = Some(selector.to_owned());
+            self
+        }
+    };
+    (@dry_run $ty:ident) => {
+        /// Sets `dryRun=All`: the server validates and answers, and
+        /// persists nothing.
+        pub fn dry_run(mut self) -> Self {
+            self.dry_run = true;
+            self
+        }
+    };
+    (@validation $ty:ident) => {
+        /// Sets `fieldValidation`.
+        pub fn validation(mut self, validation: FieldValidation) -> Self {
+            self.field_validation = Some(validation);
+            self
+        }
+    };
+    (@force $ty:ident) => {
+        /// Takes ownership of the fields other managers own instead of
+        /// failing with a conflict (`force=true`; server-side apply only).
+        pub fn force(mut self) -> Self {
+            self.force = true;
+            self
+        }
+    };
+}
+
 /// How `resourceVersion` is interpreted by list calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VersionMatch {
@@ -60,19 +135,9 @@ pub struct ListParams {
     pub shard_selector: Option<String>,
 }
 
+builders!(ListParams: labels, fields, timeout, shards);
+
 impl ListParams {
-    /// Filters by a label selector.
-    pub fn labels(mut self, selector: &str) -> Self {
-        self.label_selector = Some(selector.to_owned());
-        self
-    }
-
-    /// Filters by a field selector.
-    pub fn fields(mut self, selector: &str) -> Self {
-        self.field_selector = Some(selector.to_owned());
-        self
-    }
-
     /// Asks for pages of at most `limit` objects.
     pub fn limit(mut self, limit: u32) -> Self {
         self.limit = Some(limit);
@@ -94,30 +159,6 @@ impl ListParams {
     /// Sets `resourceVersionMatch`.
     pub fn matching(mut self, version_match: VersionMatch) -> Self {
         self.version_match = Some(version_match);
-        self
-    }
-
-    /// Sets `timeoutSeconds`, the server's limit on the call (kube-rs's
-    /// `ListParams::timeout`).
-    ///
-    /// ```
-    /// use kubeset_client::params::ListParams;
-    /// assert_eq!(ListParams::default().timeout(10).timeout_seconds, Some(10));
-    /// ```
-    pub fn timeout(mut self, seconds: u32) -> Self {
-        self.timeout_seconds = Some(seconds);
-        self
-    }
-
-    /// Filters by a `shardSelector` (see [`shard_selector`](Self::shard_selector)).
-    ///
-    /// ```
-    /// use kubeset_client::params::ListParams;
-    /// let sel = "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')";
-    /// assert_eq!(ListParams::default().shards(sel).shard_selector.as_deref(), Some(sel));
-    /// ```
-    pub fn shards(mut self, selector: &str) -> Self {
-        self.shard_selector = Some(selector.to_owned());
         self
     }
 }
@@ -160,19 +201,9 @@ pub struct WatchParams {
     pub shard_selector: Option<String>,
 }
 
+builders!(WatchParams: labels, fields, timeout, shards);
+
 impl WatchParams {
-    /// Filters by a label selector.
-    pub fn labels(mut self, selector: &str) -> Self {
-        self.label_selector = Some(selector.to_owned());
-        self
-    }
-
-    /// Filters by a field selector.
-    pub fn fields(mut self, selector: &str) -> Self {
-        self.field_selector = Some(selector.to_owned());
-        self
-    }
-
     /// Asks the server to send BOOKMARK events.
     pub fn bookmarks(mut self) -> Self {
         self.bookmarks = true;
@@ -186,26 +217,6 @@ impl WatchParams {
         self
     }
 
-    /// Sets the server-side timeout of the watch.
-    pub fn timeout(mut self, seconds: u32) -> Self {
-        self.timeout_seconds = Some(seconds);
-        self
-    }
-
-    /// Filters by a `shardSelector` (see [`ListParams::shard_selector`]).
-    ///
-    /// ```
-    /// use kubeset_client::params::WatchParams;
-    /// let sel = "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')";
-    /// assert_eq!(WatchParams::default().shards(sel).shard_selector.as_deref(), Some(sel));
-    /// ```
-    pub fn shards(mut self, selector: &str) -> Self {
-        self.shard_selector = Some(selector.to_owned());
-        self
-    }
-}
-
-impl WatchParams {
     /// The query pairs of a watch starting after `resource_version`
     /// (`"0"` or `""` for "any").
     pub fn watch_pairs(&self, resource_version: &str, out: &mut Vec<(&'static str, String)>) {
@@ -262,35 +273,20 @@ pub struct PostParams {
     pub field_validation: Option<FieldValidation>,
 }
 
-impl PostParams {
-    /// Sets `dryRun=All`.
-    pub fn dry_run(mut self) -> Self {
-        self.dry_run = true;
-        self
-    }
+builders!(PostParams: dry_run, validation);
 
+impl PostParams {
     /// Sets the field manager.
     pub fn field_manager(mut self, manager: &str) -> Self {
         self.field_manager = Some(manager.to_owned());
-        self
-    }
-
-    /// Sets `fieldValidation`.
-    pub fn validation(mut self, validation: FieldValidation) -> Self {
-        self.field_validation = Some(validation);
         self
     }
 }
 
 impl QueryParams for PostParams {
     fn query_pairs(&self, out: &mut Vec<(&'static str, String)>) {
-        if self.dry_run {
-            out.push(("dryRun", "All".to_owned()));
-        }
-        push_opt(out, "fieldManager", self.field_manager.as_deref());
-        if let Some(v) = self.field_validation {
-            out.push(("fieldValidation", v.as_str().to_owned()));
-        }
+        let manager = self.field_manager.as_deref();
+        write_pairs(out, self.dry_run, manager, false, self.field_validation);
     }
 }
 
@@ -316,38 +312,41 @@ impl PatchParams {
             ..PatchParams::default()
         }
     }
-
-    /// Takes ownership of conflicting fields (server-side apply only).
-    pub fn force(mut self) -> Self {
-        self.force = true;
-        self
-    }
-
-    /// Sets `dryRun=All`.
-    pub fn dry_run(mut self) -> Self {
-        self.dry_run = true;
-        self
-    }
-
-    /// Sets `fieldValidation`.
-    pub fn validation(mut self, validation: FieldValidation) -> Self {
-        self.field_validation = Some(validation);
-        self
-    }
 }
+
+builders!(PatchParams: force, dry_run, validation);
 
 impl QueryParams for PatchParams {
     fn query_pairs(&self, out: &mut Vec<(&'static str, String)>) {
-        if self.dry_run {
-            out.push(("dryRun", "All".to_owned()));
-        }
-        push_opt(out, "fieldManager", self.field_manager.as_deref());
-        if self.force {
-            out.push(("force", "true".to_owned()));
-        }
-        if let Some(v) = self.field_validation {
-            out.push(("fieldValidation", v.as_str().to_owned()));
-        }
+        let manager = self.field_manager.as_deref();
+        write_pairs(
+            out,
+            self.dry_run,
+            manager,
+            self.force,
+            self.field_validation,
+        );
+    }
+}
+
+/// The query pairs of a write (`PostParams`, `PatchParams`), in one
+/// fixed order: `dryRun`, `fieldManager`, `force`, `fieldValidation`.
+fn write_pairs(
+    out: &mut Vec<(&'static str, String)>,
+    dry_run: bool,
+    field_manager: Option<&str>,
+    force: bool,
+    validation: Option<FieldValidation>,
+) {
+    if dry_run {
+        out.push(("dryRun", "All".to_owned()));
+    }
+    push_opt(out, "fieldManager", field_manager);
+    if force {
+        out.push(("force", "true".to_owned()));
+    }
+    if let Some(v) = validation {
+        out.push(("fieldValidation", v.as_str().to_owned()));
     }
 }
 
@@ -386,25 +385,9 @@ impl ApplyParams {
             ..ApplyParams::default()
         }
     }
-
-    /// Takes ownership of conflicting fields (`force=true`).
-    pub fn force(mut self) -> Self {
-        self.force = true;
-        self
-    }
-
-    /// Sets `dryRun=All`.
-    pub fn dry_run(mut self) -> Self {
-        self.dry_run = true;
-        self
-    }
-
-    /// Sets `fieldValidation`.
-    pub fn validation(mut self, validation: FieldValidation) -> Self {
-        self.field_validation = Some(validation);
-        self
-    }
 }
+
+builders!(ApplyParams: force, dry_run, validation);
 
 impl From<&ApplyParams> for PatchParams {
     fn from(p: &ApplyParams) -> Self {
@@ -444,6 +427,8 @@ pub struct DeleteParams {
     pub precondition_resource_version: Option<String>,
 }
 
+builders!(DeleteParams: dry_run);
+
 impl DeleteParams {
     /// Deletes in the background (the server default for most kinds).
     pub fn background() -> Self {
@@ -467,12 +452,6 @@ impl DeleteParams {
             propagation_policy: Some(PropagationPolicy::Orphan),
             ..Self::default()
         }
-    }
-
-    /// Sets `dryRun=All`.
-    pub fn dry_run(mut self) -> Self {
-        self.dry_run = true;
-        self
     }
 
     /// Sets the grace period (whole seconds are sent).
@@ -632,6 +611,44 @@ mod tests {
         assert_eq!(
             PatchParams::from(&ApplyParams::new("m")),
             PatchParams::apply("m")
+        );
+    }
+
+    #[test]
+    fn post_params_in_wire_names() {
+        let p = PostParams::default()
+            .dry_run()
+            .field_manager("ctl")
+            .validation(FieldValidation::Ignore);
+        assert_eq!(
+            pairs(&p),
+            vec![
+                ("dryRun", "All".to_owned()),
+                ("fieldManager", "ctl".to_owned()),
+                ("fieldValidation", "Ignore".to_owned()),
+            ]
+        );
+        assert!(pairs(&PostParams::default()).is_empty());
+        assert!(pairs(&PatchParams::default()).is_empty());
+    }
+
+    #[test]
+    fn watch_params_filters_in_wire_names() {
+        let mut out = Vec::new();
+        WatchParams::default()
+            .labels("app=web")
+            .fields("metadata.name=x")
+            .bookmarks()
+            .watch_pairs("0", &mut out);
+        assert_eq!(
+            out,
+            vec![
+                ("watch", "true".to_owned()),
+                ("labelSelector", "app=web".to_owned()),
+                ("fieldSelector", "metadata.name=x".to_owned()),
+                ("resourceVersion", "0".to_owned()),
+                ("allowWatchBookmarks", "true".to_owned()),
+            ]
         );
     }
 

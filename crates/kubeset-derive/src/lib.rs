@@ -36,6 +36,8 @@
 mod apply_config;
 mod attrs;
 mod custom_resource;
+#[cfg(test)]
+mod golden;
 mod json;
 mod plural;
 mod resource;

@@ -258,6 +258,32 @@ mod imp {
         }
     }
 
+    impl RestMetrics {
+        /// client-go's `rest_client_*` families.
+        fn register(&self, r: &mut Registry) {
+            r.register(
+                "rest_client_request_duration_seconds",
+                "Request latency per verb",
+                self.latency.clone(),
+            );
+            r.register(
+                "rest_client_rate_limiter_duration_seconds",
+                "Client-side rate limiter wait per verb",
+                self.rate_limiter.clone(),
+            );
+            r.register(
+                "rest_client_requests",
+                "Requests per status code, method and host",
+                self.requests.clone(),
+            );
+            r.register(
+                "rest_client_request_retries",
+                "Retried requests per status code, verb and host",
+                self.retries.clone(),
+            );
+        }
+    }
+
     impl Metrics {
         /// The REST layer's hooks, recording into this registry: pass
         /// `Arc::new(metrics.rest())` to `RestConfig::with_metrics`.
@@ -267,7 +293,21 @@ mod imp {
 
         /// Registers every family in `registry`.
         pub fn register(registry: &mut Registry) -> Self {
-            let m = Metrics {
+            let m = Metrics::families();
+            m.register_controller(registry);
+            m.register_workqueue(registry);
+            m.rest.register(registry);
+            registry.register(
+                "kubeset_watch_errors",
+                "Watcher errors (each followed by a restart, or a skipped object for decode)",
+                m.watch_errors.clone(),
+            );
+            m
+        }
+
+        /// The families, not registered yet.
+        fn families() -> Self {
+            Metrics {
                 reconcile_total: Family::default(),
                 reconcile_errors: Family::default(),
                 reconcile_time: Family::new_with_constructor(seconds),
@@ -287,95 +327,75 @@ mod imp {
                     requests: Family::default(),
                     retries: Family::default(),
                 },
-            };
-            let r = registry;
+            }
+        }
+
+        /// controller-runtime's reconcile families and kubeset's cache sizes.
+        fn register_controller(&self, r: &mut Registry) {
             r.register(
                 "controller_runtime_reconcile",
                 "Reconciles per controller and result",
-                m.reconcile_total.clone(),
+                self.reconcile_total.clone(),
             );
             r.register(
                 "controller_runtime_reconcile_errors",
                 "Failed reconciles per controller",
-                m.reconcile_errors.clone(),
+                self.reconcile_errors.clone(),
             );
             r.register(
                 "controller_runtime_reconcile_time_seconds",
                 "Time per reconcile",
-                m.reconcile_time.clone(),
+                self.reconcile_time.clone(),
             );
             r.register(
                 "controller_runtime_active_workers",
                 "Reconciles running now",
-                m.active_workers.clone(),
+                self.active_workers.clone(),
             );
             r.register(
                 "controller_runtime_reconcile_timeouts",
                 "Reconciles cancelled at the reconcile timeout",
-                m.timeouts.clone(),
+                self.timeouts.clone(),
             );
             r.register(
                 "kubeset_cache_objects",
                 "Objects in the primary cache",
-                m.cache_objects.clone(),
+                self.cache_objects.clone(),
             );
             r.register(
                 "kubeset_cache_bytes",
                 "Estimated bytes of the objects in the primary cache",
-                m.cache_bytes.clone(),
+                self.cache_bytes.clone(),
             );
+        }
+
+        /// client-go's work queue families.
+        fn register_workqueue(&self, r: &mut Registry) {
             r.register(
                 "workqueue_depth",
                 "Keys waiting in the work queue",
-                m.depth.clone(),
+                self.depth.clone(),
             );
             r.register(
                 "workqueue_adds",
                 "Keys added to the work queue",
-                m.adds.clone(),
+                self.adds.clone(),
             );
             r.register(
                 "workqueue_retries",
                 "Keys requeued after a failure",
-                m.retries.clone(),
+                self.retries.clone(),
             );
             r.register(
                 "workqueue_queue_duration_seconds",
                 "Time a key waited ready before being processed",
-                m.queue_duration.clone(),
+                self.queue_duration.clone(),
             );
             r.register(
                 "workqueue_work_duration_seconds",
                 "Time a key took to process",
-                m.work_duration.clone(),
+                self.work_duration.clone(),
             );
-            let rest = &m.rest;
-            r.register(
-                "rest_client_request_duration_seconds",
-                "Request latency per verb",
-                rest.latency.clone(),
-            );
-            r.register(
-                "rest_client_rate_limiter_duration_seconds",
-                "Client-side rate limiter wait per verb",
-                rest.rate_limiter.clone(),
-            );
-            r.register(
-                "rest_client_requests",
-                "Requests per status code, method and host",
-                rest.requests.clone(),
-            );
-            r.register(
-                "rest_client_request_retries",
-                "Retried requests per status code, verb and host",
-                rest.retries.clone(),
-            );
-            r.register(
-                "kubeset_watch_errors",
-                "Watcher errors (each followed by a restart, or a skipped object for decode)",
-                m.watch_errors.clone(),
-            );
-            m
         }
 
         /// The handles of the controller `name`.
@@ -497,6 +517,68 @@ mod tests {
     use prometheus_client::registry::Registry;
 
     use super::Metrics;
+
+    /// Every family, in the order `/metrics` lists them, with its help
+    /// (a family is listed once it holds a sample: one is recorded in each).
+    #[test]
+    fn families_are_registered_in_order_with_their_help() {
+        let mut registry = Registry::default();
+        let m = Metrics::register(&mut registry);
+        let c = m.controller("c");
+        c.reconciled(Duration::from_millis(1), "error");
+        c.active(1);
+        c.reconcile_timeout();
+        c.cache(crate::memory::CacheMemory {
+            objects: 1,
+            bytes: 1,
+        });
+        c.queue_depth(&[(crate::Priority::NORMAL, 1)]);
+        c.queue_add();
+        c.retry();
+        c.queue_wait(Duration::from_millis(1));
+        let decode = serde_json::from_str::<u8>("x").expect_err("not a number");
+        c.watch_error(&crate::watcher::WatcherError::Decode {
+            type_name: "u8",
+            namespace: None,
+            name: None,
+            resource_version: None,
+            path: ".".to_owned(),
+            source: decode,
+        });
+        let rest = m.rest();
+        rest.request_latency(Verb::Get, "/", Duration::from_millis(1));
+        rest.rate_limiter_latency(Verb::Get, "/", Duration::from_millis(1));
+        rest.request_result(Verb::Get, "h", Some(200));
+        rest.request_retry(Verb::Get, "h", Some(500));
+        let mut text = String::new();
+        encode(&mut text, &registry).expect("encodes");
+        let help: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# HELP "))
+            .collect();
+        assert_eq!(
+            help,
+            [
+                "controller_runtime_reconcile Reconciles per controller and result.",
+                "controller_runtime_reconcile_errors Failed reconciles per controller.",
+                "controller_runtime_reconcile_time_seconds Time per reconcile.",
+                "controller_runtime_active_workers Reconciles running now.",
+                "controller_runtime_reconcile_timeouts Reconciles cancelled at the reconcile timeout.",
+                "kubeset_cache_objects Objects in the primary cache.",
+                "kubeset_cache_bytes Estimated bytes of the objects in the primary cache.",
+                "workqueue_depth Keys waiting in the work queue.",
+                "workqueue_adds Keys added to the work queue.",
+                "workqueue_retries Keys requeued after a failure.",
+                "workqueue_queue_duration_seconds Time a key waited ready before being processed.",
+                "workqueue_work_duration_seconds Time a key took to process.",
+                "rest_client_request_duration_seconds Request latency per verb.",
+                "rest_client_rate_limiter_duration_seconds Client-side rate limiter wait per verb.",
+                "rest_client_requests Requests per status code, method and host.",
+                "rest_client_request_retries Retried requests per status code, verb and host.",
+                "kubeset_watch_errors Watcher errors (each followed by a restart, or a skipped object for decode).",
+            ]
+        );
+    }
 
     #[test]
     fn names_and_labels_follow_controller_runtime_and_client_go() {

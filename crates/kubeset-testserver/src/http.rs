@@ -220,71 +220,14 @@ async fn route(
     let query = Query::parse(req.uri().query());
     let store = &shared.store;
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    let get = req.method() == Method::GET;
     let accept = req
         .headers()
         .get(header::ACCEPT)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    if get && matches!(segs.as_slice(), ["api"] | ["apis"]) && discovery::wants_aggregated(&accept)
-    {
-        let doc = discovery::aggregated(&store.resources(), segs == ["api"]);
-        let mut r = json_response(200, &doc);
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static(discovery::AGGREGATED),
-        );
-        return Ok(r);
-    }
-    match segs.as_slice() {
-        ["healthz" | "livez" | "readyz", ..] if get => return Ok(text_response(200, "ok")),
-        ["version"] if get => return Ok(json_response(200, &discovery::version())),
-        ["api"] if get => {
-            return Ok(json_response(
-                200,
-                &discovery::core_versions(&local.to_string()),
-            ));
-        }
-        ["apis"] if get => {
-            return Ok(json_response(
-                200,
-                &discovery::group_list(&store.resources()),
-            ));
-        }
-        ["api", v] if get => {
-            return discovery::resource_list(&store.resources(), "", v)
-                .map(|d| json_response(200, &d))
-                .ok_or_else(ApiError::path_not_found);
-        }
-        ["apis", g] if get => {
-            return discovery::group(&store.resources(), g)
-                .map(|d| json_response(200, &d))
-                .ok_or_else(ApiError::path_not_found);
-        }
-        ["apis", g, v] if get => {
-            return discovery::resource_list(&store.resources(), g, v)
-                .map(|d| json_response(200, &d))
-                .ok_or_else(ApiError::path_not_found);
-        }
-        ["openapi", "v3"] if get => {
-            let index = openapi::v3_index(shared.openapi.as_deref(), &store.resources());
-            return Ok(json_response(200, &index));
-        }
-        ["openapi", "v3", rest @ ..] if get => {
-            let doc = openapi::v3_doc(
-                shared.openapi.as_deref(),
-                &store.resources(),
-                &rest.join("/"),
-            );
-            return doc_response(doc, &req, &query);
-        }
-        ["openapi", "v2"] if get => {
-            let doc = openapi::v2(shared.openapi.as_deref(), &store.resources());
-            return doc_response(doc, &req, &query);
-        }
-        ["api" | "apis", ..] => {}
-        _ => return Err(ApiError::page_not_found()),
+    if let Some(answer) = non_resource(&req, shared, local, &segs, &accept, &query) {
+        return answer;
     }
     // Legacy watch paths: /api/v1/watch/... and /apis/<g>/<v>/watch/...
     let mut segs = segs;
@@ -317,6 +260,70 @@ async fn route(
         Err(e) => return Err(e),
     };
     Ok(with_deprecation(resp, warning.as_deref()))
+}
+
+/// The answers outside the resources of `/api` and `/apis`: health,
+/// version, discovery and the OpenAPI documents, and 404 for a path that
+/// is none of them; `None` for a path into `/api` or `/apis` (a
+/// resource's, a watch's).
+fn non_resource(
+    req: &Request<hyper::body::Incoming>,
+    shared: &Shared,
+    local: SocketAddr,
+    segs: &[&str],
+    accept: &str,
+    query: &Query,
+) -> Option<Result<Response<Body>, ApiError>> {
+    let store = &shared.store;
+    let get = req.method() == Method::GET;
+    if get && matches!(segs, ["api"] | ["apis"]) && discovery::wants_aggregated(accept) {
+        let doc = discovery::aggregated(&store.resources(), segs == ["api"]);
+        let mut r = json_response(200, &doc);
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(discovery::AGGREGATED),
+        );
+        return Some(Ok(r));
+    }
+    Some(match segs {
+        ["healthz" | "livez" | "readyz", ..] if get => Ok(text_response(200, "ok")),
+        ["version"] if get => Ok(json_response(200, &discovery::version())),
+        ["api"] if get => Ok(json_response(
+            200,
+            &discovery::core_versions(&local.to_string()),
+        )),
+        ["apis"] if get => Ok(json_response(
+            200,
+            &discovery::group_list(&store.resources()),
+        )),
+        ["api", v] if get => discovery::resource_list(&store.resources(), "", v)
+            .map(|d| json_response(200, &d))
+            .ok_or_else(ApiError::path_not_found),
+        ["apis", g] if get => discovery::group(&store.resources(), g)
+            .map(|d| json_response(200, &d))
+            .ok_or_else(ApiError::path_not_found),
+        ["apis", g, v] if get => discovery::resource_list(&store.resources(), g, v)
+            .map(|d| json_response(200, &d))
+            .ok_or_else(ApiError::path_not_found),
+        ["openapi", "v3"] if get => {
+            let index = openapi::v3_index(shared.openapi.as_deref(), &store.resources());
+            Ok(json_response(200, &index))
+        }
+        ["openapi", "v3", rest @ ..] if get => {
+            let doc = openapi::v3_doc(
+                shared.openapi.as_deref(),
+                &store.resources(),
+                &rest.join("/"),
+            );
+            doc_response(doc, req, query)
+        }
+        ["openapi", "v2"] if get => {
+            let doc = openapi::v2(shared.openapi.as_deref(), &store.resources());
+            doc_response(doc, req, query)
+        }
+        ["api" | "apis", ..] => return None,
+        _ => Err(ApiError::page_not_found()),
+    })
 }
 
 /// The kind's deprecation `Warning` first, as kube-apiserver records it

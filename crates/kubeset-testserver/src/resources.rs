@@ -220,99 +220,195 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
         Some(x) if !x.is_empty() => x.to_owned(),
         _ => kind.to_lowercase(),
     };
-    let short_names: Vec<String> = names["shortNames"]
-        .as_array()
+    let base = Resource {
+        group,
+        version: String::new(),
+        kind,
+        plural,
+        singular,
+        namespaced: spec["scope"].as_str() != Some("Cluster"),
+        verbs: [
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect(),
+        short_names: strings(&names["shortNames"]),
+        subresources: Vec::new(),
+        scale: None,
+        custom: true,
+        deprecation: None,
+        schema: None,
+        compiled: None,
+        printer_columns: Vec::new(),
+        selectable_fields: Arc::from([]),
+        categories: strings(&names["categories"]),
+    };
+    served_versions(crd)
+        .filter_map(|v| version_resource(&base, spec, v))
+        .map(Arc::new)
+        .collect()
+}
+
+/// A JSON array's strings (`shortNames`, `categories`); none when absent.
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
         .map(|a| {
             a.iter()
                 .filter_map(Value::as_str)
                 .map(str::to_owned)
                 .collect()
         })
-        .unwrap_or_default();
-    let namespaced = spec["scope"].as_str() != Some("Cluster");
-    served_versions(crd)
-        .filter_map(|v| {
-            let version = v["name"].as_str()?.to_owned();
-            let sub = v.get("subresources").or_else(|| spec.get("subresources"));
-            let mut subresources = Vec::new();
-            if sub.and_then(|s| s.get("status")).is_some() {
-                subresources.push("status".to_owned());
-            }
-            let scale = sub.and_then(|s| s.get("scale")).map(|sc| {
-                subresources.push("scale".to_owned());
-                ScalePaths {
-                    spec_replicas: parse_json_path(
-                        sc["specReplicasPath"].as_str().unwrap_or(".spec.replicas"),
-                    ),
-                    status_replicas: parse_json_path(
-                        sc["statusReplicasPath"]
-                            .as_str()
-                            .unwrap_or(".status.replicas"),
-                    ),
-                    label_selector: sc["labelSelectorPath"].as_str().map(parse_json_path),
-                }
-            });
-            let deprecation = v["deprecated"].as_bool().unwrap_or(false).then(|| {
-                v["deprecationWarning"]
+        .unwrap_or_default()
+}
+
+/// The resource of the served CRD version `v`: `base` (the CRD's names,
+/// scope and verbs) with the version's subresources, deprecation, schema,
+/// columns and selectable fields. `None` for a version without a name.
+fn version_resource(base: &Resource, spec: &Value, v: &Value) -> Option<Resource> {
+    let version = v["name"].as_str()?.to_owned();
+    let (subresources, scale) =
+        subresources_of(v.get("subresources").or_else(|| spec.get("subresources")));
+    let deprecation = v["deprecated"].as_bool().unwrap_or(false).then(|| {
+        v["deprecationWarning"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("{}/{version} {} is deprecated", base.group, base.kind))
+    });
+    // The compiled schema keeps its source: `/openapi` shares it.
+    let source = v.pointer("/schema/openAPIV3Schema");
+    let compiled = source.and_then(|s| crate::admission::schema::Schema::compile(s).ok());
+    let schema = match &compiled {
+        Some(c) => Some(c.source()),
+        None => source.map(|s| Arc::new(s.clone())),
+    };
+    Some(Resource {
+        version,
+        subresources,
+        scale,
+        deprecation,
+        schema,
+        compiled,
+        printer_columns: v["additionalPrinterColumns"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default(),
+        selectable_fields: v["selectableFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["jsonPath"].as_str())
+            .map(|p| p.trim_start_matches('.').to_owned())
+            .collect(),
+        ..base.clone()
+    })
+}
+
+/// A CRD version's subresources (`status`, `scale`) and its scale paths.
+fn subresources_of(sub: Option<&Value>) -> (Vec<String>, Option<ScalePaths>) {
+    let mut subresources = Vec::new();
+    if sub.and_then(|s| s.get("status")).is_some() {
+        subresources.push("status".to_owned());
+    }
+    let scale = sub.and_then(|s| s.get("scale")).map(|sc| {
+        subresources.push("scale".to_owned());
+        ScalePaths {
+            spec_replicas: parse_json_path(
+                sc["specReplicasPath"].as_str().unwrap_or(".spec.replicas"),
+            ),
+            status_replicas: parse_json_path(
+                sc["statusReplicasPath"]
                     .as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| format!("{group}/{version} {kind} is deprecated"))
-            });
-            // The compiled schema keeps its source: `/openapi` shares it.
-            let source = v.pointer("/schema/openAPIV3Schema");
-            let compiled = source.and_then(|s| crate::admission::schema::Schema::compile(s).ok());
-            let schema = match &compiled {
-                Some(c) => Some(c.source()),
-                None => source.map(|s| Arc::new(s.clone())),
-            };
-            Some(Arc::new(Resource {
-                group: group.clone(),
-                version,
-                kind: kind.clone(),
-                plural: plural.clone(),
-                singular: singular.clone(),
-                namespaced,
-                verbs: [
-                    "create",
-                    "delete",
-                    "deletecollection",
-                    "get",
-                    "list",
-                    "patch",
-                    "update",
-                    "watch",
-                ]
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect(),
-                short_names: short_names.clone(),
-                subresources,
-                scale,
-                custom: true,
-                deprecation,
-                schema,
-                compiled,
-                printer_columns: v["additionalPrinterColumns"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default(),
-                selectable_fields: v["selectableFields"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|f| f["jsonPath"].as_str())
-                    .map(|p| p.trim_start_matches('.').to_owned())
-                    .collect(),
-                categories: names["categories"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            }))
-        })
-        .collect()
+                    .unwrap_or(".status.replicas"),
+            ),
+            label_selector: sc["labelSelectorPath"].as_str().map(parse_json_path),
+        }
+    });
+    (subresources, scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn crd() -> Value {
+        json!({"spec": {
+            "group": "example.com", "scope": "Cluster",
+            "names": {"plural": "widgets", "kind": "Widget", "shortNames": ["wd"], "categories": ["all"]},
+            "subresources": {"status": {}},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true,
+                 "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.size", "labelSelectorPath": ".status.sel"}},
+                 "schema": {"openAPIV3Schema": {"type": "object"}},
+                 "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}],
+                 "selectableFields": [{"jsonPath": ".spec.color"}]},
+                {"name": "v1beta1", "deprecated": true},
+                {"name": "v1alpha1", "served": false, "deprecated": true, "deprecationWarning": "gone"},
+            ],
+        }})
+    }
+
+    #[test]
+    fn a_crd_serves_one_resource_per_served_version() {
+        let served = from_crd(&crd());
+        let versions: Vec<&str> = served.iter().map(|r| r.version.as_str()).collect();
+        assert_eq!(versions, ["v1", "v1beta1"]);
+        for r in &served {
+            assert_eq!(
+                (
+                    r.group.as_str(),
+                    r.kind.as_str(),
+                    r.plural.as_str(),
+                    r.singular.as_str()
+                ),
+                ("example.com", "Widget", "widgets", "widget")
+            );
+            assert!(!r.namespaced && r.custom);
+            assert_eq!(r.short_names, ["wd"]);
+            assert_eq!(r.categories, ["all"]);
+            assert_eq!(r.verbs.len(), 8);
+        }
+        let (v1, beta) = (&served[0], &served[1]);
+        assert_eq!(v1.subresources, ["status", "scale"]);
+        assert_eq!(
+            v1.scale,
+            Some(ScalePaths {
+                spec_replicas: vec!["spec".to_owned(), "size".to_owned()],
+                status_replicas: vec!["status".to_owned(), "size".to_owned()],
+                label_selector: Some(vec!["status".to_owned(), "sel".to_owned()]),
+            })
+        );
+        assert_eq!(v1.deprecation, None);
+        assert_eq!(v1.schema.as_deref(), Some(&json!({"type": "object"})));
+        assert!(v1.compiled.is_some());
+        assert_eq!(v1.printer_columns.len(), 1);
+        assert_eq!(&*v1.selectable_fields, ["spec.color".to_owned()]);
+        // The CRD-level subresources hold for a version without its own.
+        assert_eq!(beta.subresources, ["status"]);
+        assert_eq!(beta.scale, None);
+        assert_eq!(
+            beta.deprecation.as_deref(),
+            Some("example.com/v1beta1 Widget is deprecated")
+        );
+        assert_eq!((beta.schema.as_ref(), beta.compiled.as_ref()), (None, None));
+        assert!(beta.printer_columns.is_empty() && beta.selectable_fields.is_empty());
+    }
+
+    #[test]
+    fn a_crd_without_group_plural_or_kind_serves_nothing() {
+        for missing in ["/spec/group", "/spec/names/plural", "/spec/names/kind"] {
+            let mut crd = crd();
+            *crd.pointer_mut(missing).expect("present") = json!("");
+            assert!(from_crd(&crd).is_empty(), "{missing}");
+        }
+    }
 }

@@ -209,6 +209,7 @@ const NEXT: &str = "Next: `kubeset serve --kubeconfig-out /tmp/kc`, then in anot
 and `KUBECONFIG=/tmp/kc cargo run -p kubeset --example quickstart`; \
 the README's Quick start and porting tables are the way in.";
 
+/// Steps 1 to 8 on replica 0, then the failover (step 9).
 async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
     let (Some(url0), Some(_)) = (urls.first(), urls.get(2)) else {
         return Err(CliError::Demo {
@@ -220,8 +221,21 @@ async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
     say(&format!(
         "The typed client talks to replica 0 ({url0}) until that replica goes down."
     ))?;
+    create_namespace(&client).await?;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), NS);
+    create_deployment(&deployments).await?;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), NS);
+    create_config_maps(&cms).await?;
+    let list_rv = list_selected(&cms).await?;
+    watch_a_change(&cms, &list_rv).await?;
+    strategic_patch(&deployments).await?;
+    server_side_apply(&cms).await?;
+    conflict_and_retry(&cms).await?;
+    failover(server, &client, urls).await
+}
 
-    // 1. Namespace.
+/// 1. The namespace.
+async fn create_namespace(client: &Client) -> Result<(), CliError> {
     let step = "namespace";
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let ns = Namespace {
@@ -240,11 +254,12 @@ async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
     check(ns.metadata.uid.is_some(), step, || {
         "the namespace came back without a uid".to_owned()
     })?;
-    say(&format!("1. Created the namespace {NS:?}."))?;
+    say(&format!("1. Created the namespace {NS:?}."))
+}
 
-    // 2. Deployment.
+/// 2. The Deployment, from typed structs.
+async fn create_deployment(deployments: &Api<Deployment>) -> Result<(), CliError> {
     let step = "deployment";
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), NS);
     let created = within(
         step,
         "creating the Deployment",
@@ -266,11 +281,12 @@ async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
         "2. Created the Deployment {NS}/web from typed structs (2 replicas, containers web=nginx:1.27 and log-shipper=fluent-bit:3); the server gave it uid {}, resourceVersion {} and generation 1.",
         created.metadata.uid.as_deref().unwrap_or_default(),
         rv_of(&created.metadata)
-    ))?;
+    ))
+}
 
-    // 3. ConfigMaps.
+/// 3. Three ConfigMaps, two of them labelled app=web.
+async fn create_config_maps(cms: &Api<ConfigMap>) -> Result<(), CliError> {
     let step = "configmaps";
-    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), NS);
     for cm in [
         config_map("web-config", "web", &[("color", "blue")]),
         config_map("web-flags", "web", &[("mode", "safe")]),
@@ -285,9 +301,11 @@ async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
     }
     say(
         "3. Created the ConfigMaps web-config and web-flags (label app=web) and db-config (label app=db).",
-    )?;
+    )
+}
 
-    // 4. List with a selector.
+/// 4. A list with a label selector; answers the list's resourceVersion.
+async fn list_selected(cms: &Api<ConfigMap>) -> Result<String, CliError> {
     let step = "list";
     let list = within(
         step,
@@ -304,13 +322,16 @@ async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
         "4. Listed ConfigMaps with the label selector app=web: {} (db-config is left out); the list is at resourceVersion {list_rv}.",
         names.join(" and ")
     ))?;
+    Ok(list_rv)
+}
 
-    // 5. Watch from the list's resourceVersion.
+/// 5. A watch from the list's resourceVersion sees a merge patch.
+async fn watch_a_change(cms: &Api<ConfigMap>, list_rv: &str) -> Result<(), CliError> {
     let step = "watch";
     let mut stream = within(
         step,
         "starting the watch",
-        cms.watch(&WatchParams::default().labels("app=web"), &list_rv),
+        cms.watch(&WatchParams::default().labels("app=web"), list_rv),
     )
     .await?;
     within(
@@ -330,12 +351,7 @@ async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
             reason: "the watch ended before any event".to_owned(),
         });
     };
-    let color = obj
-        .data
-        .as_ref()
-        .and_then(|d| d.get("color"))
-        .cloned()
-        .unwrap_or_default();
+    let color = data_of(&obj, "color");
     check(
         kind == "MODIFIED" && name_of(&obj) == "web-config" && color == "green",
         step,
@@ -350,9 +366,20 @@ async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
     say(&format!(
         "5. Watched app=web ConfigMaps from the list's resourceVersion, changed web-config with a merge patch, and the watch delivered MODIFIED web-config (color=green) at resourceVersion {}.",
         rv_of(&obj.metadata)
-    ))?;
+    ))
+}
 
-    // 6. Strategic merge patch.
+/// `data[key]` of a ConfigMap, empty when unset.
+fn data_of(cm: &ConfigMap, key: &str) -> String {
+    cm.data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// 6. A strategic merge patch merges the containers by name.
+async fn strategic_patch(deployments: &Api<Deployment>) -> Result<(), CliError> {
     let step = "strategic-patch";
     let patched = within(
         step,
@@ -382,9 +409,11 @@ async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
     })?;
     say(
         "6. A strategic merge patch naming only container \"web\" changed its image to nginx:1.28; the list was merged by container name, so log-shipper kept fluent-bit:3, and generation went to 2.",
-    )?;
+    )
+}
 
-    // 7. Server-side apply.
+/// 7. Server-side apply as a field manager.
+async fn server_side_apply(cms: &Api<ConfigMap>) -> Result<(), CliError> {
     let step = "apply";
     let intent = ConfigMap {
         metadata: ObjectMeta {
@@ -405,12 +434,7 @@ async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
         ),
     )
     .await?;
-    let mode = applied
-        .data
-        .as_ref()
-        .and_then(|d| d.get("mode"))
-        .cloned()
-        .unwrap_or_default();
+    let mode = data_of(&applied, "mode");
     let managers: Vec<String> = applied
         .metadata
         .managed_fields
@@ -426,9 +450,11 @@ async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
     say(&format!(
         "7. Server-side apply as field manager \"demo-controller\" set web-flags data.mode=fast; managedFields now lists {}.",
         managers.join(", ")
-    ))?;
+    ))
+}
 
-    // 8. Conflict and retry.
+/// 8. A replace with a stale resourceVersion is refused; re-read, retry.
+async fn conflict_and_retry(cms: &Api<ConfigMap>) -> Result<(), CliError> {
     let step = "conflict";
     let mine = within(step, "reading web-config", cms.get("web-config")).await?;
     let stale_rv = rv_of(&mine.metadata);
@@ -442,48 +468,13 @@ async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
         ),
     )
     .await?;
-    let mut change = mine.clone();
-    change
-        .data
-        .get_or_insert_with(BTreeMap::new)
-        .insert("replicas-hint".to_owned(), "3".to_owned());
-    let err = match tokio::time::timeout(
-        STEP_TIMEOUT,
-        cms.replace("web-config", &PostParams::default(), &change),
-    )
-    .await
-    {
-        Ok(Err(e)) if e.is_conflict() => e,
-        Ok(Err(e)) => {
-            return Err(CliError::Demo {
-                step,
-                reason: format!("expected 409 Conflict, got: {}", crate::error::chain(&e)),
-            });
-        }
-        Ok(Ok(_)) => {
-            return Err(CliError::Demo {
-                step,
-                reason: "a replace with a stale resourceVersion succeeded".to_owned(),
-            });
-        }
-        Err(_) => {
-            return Err(CliError::Demo {
-                step,
-                reason: "the replace got no answer".to_owned(),
-            });
-        }
-    };
+    let err = stale_replace_conflicts(step, cms, mine).await?;
     let fresh = within(step, "re-reading web-config", cms.get("web-config")).await?;
     let fresh_rv = rv_of(&fresh.metadata);
-    let mut retry = fresh.clone();
-    retry
-        .data
-        .get_or_insert_with(BTreeMap::new)
-        .insert("replicas-hint".to_owned(), "3".to_owned());
     let done = within(
         step,
         "replacing web-config again",
-        cms.replace("web-config", &PostParams::default(), &retry),
+        cms.replace("web-config", &PostParams::default(), &with_hint(fresh)),
     )
     .await?;
     let data = done.data.clone().unwrap_or_default();
@@ -497,10 +488,39 @@ async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
         "8. A replace of web-config carrying the stale resourceVersion {stale_rv} was refused with 409 Conflict ({}); the client re-read it at resourceVersion {fresh_rv}, re-applied its change and the replace succeeded at {}, keeping the other writer's data.",
         crate::error::flatten(&err.to_string()),
         rv_of(&done.metadata)
-    ))?;
+    ))
+}
 
-    // 9. Failover in the middle of a watch.
-    failover(server, &client, urls).await
+/// The demo's change to web-config: `data.replicas-hint=3`.
+fn with_hint(mut cm: ConfigMap) -> ConfigMap {
+    cm.data
+        .get_or_insert_with(BTreeMap::new)
+        .insert("replicas-hint".to_owned(), "3".to_owned());
+    cm
+}
+
+/// Replaces web-config with the change made to the stale copy `mine`:
+/// the answer must be 409 Conflict, which is returned.
+async fn stale_replace_conflicts(
+    step: &'static str,
+    cms: &Api<ConfigMap>,
+    mine: ConfigMap,
+) -> Result<kubeset::Error, CliError> {
+    let fail = |reason: String| Err(CliError::Demo { step, reason });
+    match tokio::time::timeout(
+        STEP_TIMEOUT,
+        cms.replace("web-config", &PostParams::default(), &with_hint(mine)),
+    )
+    .await
+    {
+        Ok(Err(e)) if e.is_conflict() => Ok(e),
+        Ok(Err(e)) => fail(format!(
+            "expected 409 Conflict, got: {}",
+            crate::error::chain(&e)
+        )),
+        Ok(Ok(_)) => fail("a replace with a stale resourceVersion succeeded".to_owned()),
+        Err(_) => fail("the replace got no answer".to_owned()),
+    }
 }
 
 /// A client that knows every replica: the REST layer fails over between

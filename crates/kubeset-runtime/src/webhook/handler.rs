@@ -1,7 +1,6 @@
 //! Typed handlers and their type-erased form the server dispatches to.
 
 use std::future::Future;
-use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -215,9 +214,19 @@ pub(crate) struct DecodeFailure {
     pub(crate) message: String,
 }
 
-/// A handler with its kind erased.
+/// A handler with its kind erased: what [`validator`] and [`mutator`] make
+/// of a typed handler.
 pub(crate) trait Erased: Send + Sync {
     fn call(&self, req: AdmissionRequest<serde_json::Value>) -> Result<Answer, DecodeFailure>;
+}
+
+impl<F> Erased for F
+where
+    F: Fn(AdmissionRequest<serde_json::Value>) -> Result<Answer, DecodeFailure> + Send + Sync,
+{
+    fn call(&self, req: AdmissionRequest<serde_json::Value>) -> Result<Answer, DecodeFailure> {
+        self(req)
+    }
 }
 
 /// One handler of a path.
@@ -238,76 +247,69 @@ impl Route {
     }
 }
 
-pub(crate) struct Validator<K, H> {
-    handler: H,
-    kind: PhantomData<fn() -> K>,
-}
-
-impl<K, H> Validator<K, H> {
-    pub(crate) fn new(handler: H) -> Self {
-        Validator {
-            handler,
-            kind: PhantomData,
-        }
-    }
-}
-
-impl<K, H> Erased for Validator<K, H>
+/// A validating handler of `K`, erased: `Ok(warnings)` admits with them.
+pub(crate) fn validator<K, H>(handler: H) -> Arc<dyn Erased>
 where
     K: DeserializeOwned + Send + 'static,
     H: ValidateHandler<K>,
 {
-    fn call(&self, req: AdmissionRequest<serde_json::Value>) -> Result<Answer, DecodeFailure> {
+    erase(move |req| {
         let typed = decode::<K>(req)?;
         let base = AdmissionResponse::from(&typed);
-        let answer = self.handler.call(typed);
-        Ok(Box::pin(async move {
-            match answer.await {
-                Ok(warnings) => with_warnings(base, warnings),
-                Err(denied) => denied.answer(base),
-            }
-        }))
-    }
+        Ok(answer(base, handler.call(typed), with_warnings))
+    })
 }
 
-pub(crate) struct Mutator<K, H> {
-    handler: H,
-    kind: PhantomData<fn() -> K>,
-}
-
-impl<K, H> Mutator<K, H> {
-    pub(crate) fn new(handler: H) -> Self {
-        Mutator {
-            handler,
-            kind: PhantomData,
-        }
-    }
-}
-
-impl<K, H> Erased for Mutator<K, H>
+/// A mutating handler of `K`, erased: `Ok(mutated)` admits with the patch
+/// from the object received to the one answered. A request without an
+/// object (DELETE) is admitted without calling it.
+pub(crate) fn mutator<K, H>(handler: H) -> Arc<dyn Erased>
 where
     K: Serialize + DeserializeOwned + Send + 'static,
     H: MutateHandler<K>,
 {
-    fn call(&self, req: AdmissionRequest<serde_json::Value>) -> Result<Answer, DecodeFailure> {
+    erase(move |req| {
         let typed = decode::<K>(req)?;
         let base = AdmissionResponse::from(&typed);
         let Some(object) = &typed.object else {
-            // DELETE: nothing to mutate.
             return Ok(Box::pin(std::future::ready(base)));
         };
         let before = serde_json::to_value(object).map_err(|e| DecodeFailure {
             path: "request.object".to_owned(),
             message: format!("does not serialize back to JSON: {e}"),
         })?;
-        let answer = self.handler.call(typed);
-        Ok(Box::pin(async move {
-            match answer.await {
-                Ok(mutated) => patch_answer(base, &before, mutated),
-                Err(denied) => denied.answer(base),
-            }
-        }))
-    }
+        let admitted = move |base, mutated| patch_answer(base, &before, mutated);
+        Ok(answer(base, handler.call(typed), admitted))
+    })
+}
+
+/// `call` as an [`Erased`] handler.
+fn erase<F>(call: F) -> Arc<dyn Erased>
+where
+    F: Fn(AdmissionRequest<serde_json::Value>) -> Result<Answer, DecodeFailure>
+        + Send
+        + Sync
+        + 'static,
+{
+    Arc::new(call)
+}
+
+/// The answer to come of a handler's `call`: `admitted` of its `Ok`, or
+/// its denial, on the `base` response to the request.
+fn answer<T, F>(
+    base: AdmissionResponse,
+    call: impl Future<Output = Result<T, Denied>> + Send + 'static,
+    admitted: F,
+) -> Answer
+where
+    F: FnOnce(AdmissionResponse, T) -> AdmissionResponse + Send + 'static,
+{
+    Box::pin(async move {
+        match call.await {
+            Ok(value) => admitted(base, value),
+            Err(denied) => denied.answer(base),
+        }
+    })
 }
 
 /// The response for a mutation: the patch from `before` to the answered
@@ -386,4 +388,169 @@ fn decode_object<K: DeserializeOwned>(
                 message: e.into_inner().to_string(),
             }
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use kubeset_client::admission::PatchType;
+    use kubeset_client::api::core::v1::ConfigMap;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::webhook::Webhook;
+
+    fn request(operation: &str, object: Option<Value>) -> AdmissionRequest<Value> {
+        let mut req = json!({
+            "uid": "u-1",
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+            "name": "cm",
+            "namespace": "ns",
+            "operation": operation,
+        });
+        if let Some(object) = object {
+            req["object"] = object;
+        }
+        serde_json::from_value(req).expect("an AdmissionRequest")
+    }
+
+    fn cm(data: Value) -> Option<Value> {
+        Some(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": data}),
+        )
+    }
+
+    /// The answer of the one handler registered at `path`.
+    async fn answer(
+        webhook: &Webhook,
+        path: &str,
+        req: AdmissionRequest<Value>,
+    ) -> Result<AdmissionResponse, DecodeFailure> {
+        let routes = &webhook.routes[path];
+        assert_eq!(routes.len(), 1, "one handler at {path}");
+        Ok(routes[0].handler.call(req)?.await)
+    }
+
+    fn patch_of(response: &AdmissionResponse) -> Value {
+        serde_json::from_slice(response.patch.as_deref().expect("a patch")).expect("patch JSON")
+    }
+
+    #[tokio::test]
+    async fn a_validator_answers_its_warnings_or_its_denial() {
+        let webhook = Webhook::new().validate::<ConfigMap, _>(
+            "/v",
+            |req: AdmissionRequest<ConfigMap>| async move {
+                let data = req.object.and_then(|cm| cm.data).unwrap_or_default();
+                if data.contains_key("password") {
+                    return Err(Denied::new("no passwords")
+                        .with_code(422)
+                        .with_warning("use a Secret"));
+                }
+                Ok(vec!["looked".to_owned(), "twice".to_owned()])
+            },
+        );
+        let admitted = answer(&webhook, "/v", request("CREATE", cm(json!({"k": "v"}))))
+            .await
+            .expect("decodes");
+        assert_eq!(admitted.uid, "u-1");
+        assert!(admitted.allowed);
+        assert_eq!(
+            admitted.warnings,
+            Some(vec!["looked".to_owned(), "twice".to_owned()])
+        );
+        assert_eq!(admitted.patch, None);
+
+        let denied = answer(
+            &webhook,
+            "/v",
+            request("CREATE", cm(json!({"password": "x"}))),
+        )
+        .await
+        .expect("decodes");
+        assert!(!denied.allowed);
+        assert_eq!(denied.result.code, Some(422));
+        assert_eq!(denied.result.message.as_deref(), Some("no passwords"));
+        assert_eq!(denied.warnings, Some(vec!["use a Secret".to_owned()]));
+    }
+
+    #[tokio::test]
+    async fn an_object_that_does_not_decode_names_its_path_for_both_handlers() {
+        let webhook = Webhook::new()
+            .validate::<ConfigMap, _>("/v", |_req: AdmissionRequest<ConfigMap>| async {
+                Ok(vec![])
+            })
+            .mutate::<ConfigMap, _>("/m", |req: AdmissionRequest<ConfigMap>| async move {
+                Ok(Mutated::new(req.object.unwrap_or_default()))
+            });
+        for path in ["/v", "/m"] {
+            let Err(failure) = answer(&webhook, path, request("CREATE", cm(json!({"k": 5})))).await
+            else {
+                panic!("{path}: a number in data decoded as a string");
+            };
+            assert_eq!(failure.path, "request.object.data.k", "{path}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_mutator_answers_the_patch_its_warnings_or_its_denial() {
+        let webhook = Webhook::new().mutate::<ConfigMap, _>(
+            "/m",
+            |req: AdmissionRequest<ConfigMap>| async move {
+                let mut cm = req.object.unwrap_or_default();
+                let data = cm.data.get_or_insert_default();
+                if data.contains_key("deny") {
+                    return Err(Denied::new("denied by the mutator"));
+                }
+                if data.contains_key("keep") {
+                    return Ok(Mutated::new(cm).with_warning("unchanged"));
+                }
+                data.insert("mode".to_owned(), "default".to_owned());
+                Ok(Mutated::new(cm).with_warning("defaulted"))
+            },
+        );
+        let changed = answer(&webhook, "/m", request("CREATE", cm(json!({"k": "v"}))))
+            .await
+            .expect("decodes");
+        assert!(changed.allowed);
+        assert_eq!(changed.patch_type, Some(PatchType::JsonPatch));
+        assert_eq!(
+            patch_of(&changed),
+            json!([{"op": "add", "path": "/data/mode", "value": "default"}])
+        );
+        assert_eq!(changed.warnings, Some(vec!["defaulted".to_owned()]));
+
+        let unchanged = answer(&webhook, "/m", request("UPDATE", cm(json!({"keep": "1"}))))
+            .await
+            .expect("decodes");
+        assert!(unchanged.allowed);
+        assert_eq!((unchanged.patch, unchanged.patch_type), (None, None));
+        assert_eq!(unchanged.warnings, Some(vec!["unchanged".to_owned()]));
+
+        let denied = answer(&webhook, "/m", request("CREATE", cm(json!({"deny": "1"}))))
+            .await
+            .expect("decodes");
+        assert!(!denied.allowed);
+        assert_eq!(denied.result.code, Some(403));
+        assert_eq!(denied.patch, None);
+    }
+
+    #[tokio::test]
+    async fn a_mutator_is_not_called_without_an_object() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let webhook =
+            Webhook::new().mutate::<ConfigMap, _>("/m", move |req: AdmissionRequest<ConfigMap>| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                async move { Ok(Mutated::new(req.object.unwrap_or_default())) }
+            });
+        let response = answer(&webhook, "/m", request("DELETE", None))
+            .await
+            .expect("decodes");
+        assert!(response.allowed);
+        assert_eq!(response.uid, "u-1");
+        assert_eq!(response.patch, None);
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+    }
 }

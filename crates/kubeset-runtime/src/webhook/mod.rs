@@ -262,8 +262,7 @@ impl Webhook {
         K: Resource + DeserializeOwned + Send + 'static,
         H: ValidateHandler<K>,
     {
-        let erased: Arc<dyn Erased> = Arc::new(handler::Validator::<K, H>::new(handler));
-        self.route::<K>(path, operations, erased)
+        self.route::<K>(path, operations, handler::validator::<K, H>(handler))
     }
 
     /// A mutating handler at `path` for kind `K`, every operation that
@@ -306,8 +305,7 @@ impl Webhook {
         K: Resource + Serialize + DeserializeOwned + Send + 'static,
         H: MutateHandler<K>,
     {
-        let erased: Arc<dyn Erased> = Arc::new(handler::Mutator::<K, H>::new(handler));
-        self.route::<K>(path, operations, erased)
+        self.route::<K>(path, operations, handler::mutator::<K, H>(handler))
     }
 
     /// A CRD conversion webhook at `path`: `ConversionReview`s

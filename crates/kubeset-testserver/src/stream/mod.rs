@@ -194,7 +194,7 @@ async fn answer(
     rt: Arc<Runtime>,
     // A replica taken down drops its upgraded connections too (the
     // invariant of `server.rs`): the session watches the replica's mode.
-    mut mode: watch::Receiver<Mode>,
+    mode: watch::Receiver<Mode>,
     sub: Sub,
     ns: &str,
     name: &str,
@@ -203,37 +203,89 @@ async fn answer(
         return Err(ApiError::method_not_allowed());
     }
     let q = params(req.uri().query());
-    let pods = store
-        .lookup("", "v1", "pods")
-        .ok_or_else(ApiError::path_not_found)?;
-    let pod = store.get(&pods, ns, name)?;
-    let container = match sub {
-        Sub::PortForward => String::new(),
-        _ => pick_container(
-            &pod,
-            name,
-            q.iter()
-                .find(|(k, _)| k == "container")
-                .map(|(_, v)| v.as_str()),
-        )?,
+    let target = Target::of(store, sub, ns, name, &q)?;
+    let (key, protocol) = upgrade_terms(req.headers(), sub, &target.wanted)?;
+    let permit: OwnedSemaphorePermit = rt
+        .sessions
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError::injected(429))?;
+    let upgrade = hyper::upgrade::on(&mut req);
+    let session = Session {
+        rt,
+        mode,
+        sub,
+        protocol,
+        target,
     };
-    if pod
-        .pointer("/spec/nodeName")
-        .and_then(Value::as_str)
-        .is_none_or(str::is_empty)
-    {
-        return Err(ApiError::bad_request(format!(
-            "pod {name} does not have a host assigned"
-        )));
+    tokio::spawn(session.run(upgrade, permit));
+    Ok(switching_protocols(&key, protocol))
+}
+
+/// What a streaming request reaches, checked as kube-apiserver checks it
+/// before the upgrade: the pod, its container, its node, the ports.
+struct Target {
+    /// exec/attach: the container's command and stdio; none for port-forward.
+    what: Option<ExecTarget>,
+    /// The pod's declared container ports and what serves them.
+    ports: Vec<(u16, portforward::Service)>,
+    /// The ports the query asks for (port-forward).
+    wanted: Vec<u16>,
+}
+
+impl Target {
+    fn of(
+        store: &Store,
+        sub: Sub,
+        ns: &str,
+        name: &str,
+        q: &[(String, String)],
+    ) -> Result<Self, ApiError> {
+        let pods = store
+            .lookup("", "v1", "pods")
+            .ok_or_else(ApiError::path_not_found)?;
+        let pod = store.get(&pods, ns, name)?;
+        let container = match sub {
+            Sub::PortForward => String::new(),
+            _ => pick_container(
+                &pod,
+                name,
+                q.iter()
+                    .find(|(k, _)| k == "container")
+                    .map(|(_, v)| v.as_str()),
+            )?,
+        };
+        if pod
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            return Err(ApiError::bad_request(format!(
+                "pod {name} does not have a host assigned"
+            )));
+        }
+        let ports = portforward::ports_of(&pod);
+        let wanted = portforward::requested_ports(q)?;
+        let what = match sub {
+            Sub::PortForward => None,
+            _ => Some(exec_target(&pod, name, container, sub, q)?),
+        };
+        Ok(Target {
+            what,
+            ports,
+            wanted,
+        })
     }
-    let ports = portforward::ports_of(&pod);
-    let wanted = portforward::requested_ports(&q)?;
-    let what = match sub {
-        Sub::PortForward => None,
-        _ => Some(exec_target(&pod, name, container, sub, &q)?),
-    };
-    let offered = req
-        .headers()
+}
+
+/// The WebSocket accept key and the subprotocol chosen from those the
+/// client offers, or why the connection cannot be upgraded.
+fn upgrade_terms(
+    headers: &HeaderMap,
+    sub: Sub,
+    wanted: &[u16],
+) -> Result<(String, &'static str), ApiError> {
+    let offered = headers
         .get_all(header::SEC_WEBSOCKET_PROTOCOL)
         .iter()
         .filter_map(|v| v.to_str().ok());
@@ -241,15 +293,12 @@ async fn answer(
         Sub::PortForward => portforward::negotiate(offered),
         _ => channel::negotiate(offered),
     };
-    let (key, protocol) = match (websocket_key(req.headers()), protocol) {
-        (Some(k), Some(p)) => (k, p),
-        _ => {
-            return Err(ApiError::bad_request(
-                "unable to upgrade connection: the embedded server speaks WebSocket \
-                 (v5.channel.k8s.io, v4.channel.k8s.io; port-forward: \
-                 SPDY/3.1+portforward.k8s.io, portforward.k8s.io), not SPDY",
-            ));
-        }
+    let (Some(key), Some(protocol)) = (websocket_key(headers), protocol) else {
+        return Err(ApiError::bad_request(
+            "unable to upgrade connection: the embedded server speaks WebSocket \
+             (v5.channel.k8s.io, v4.channel.k8s.io; port-forward: \
+             SPDY/3.1+portforward.k8s.io, portforward.k8s.io), not SPDY",
+        ));
     };
     if sub == Sub::PortForward && protocol != portforward::SPDY_TUNNEL && wanted.is_empty() {
         // The channel protocol numbers its channels by the query's ports.
@@ -257,46 +306,64 @@ async fn answer(
             "query parameter \"ports\" is required",
         ));
     }
-    let permit: OwnedSemaphorePermit = rt
-        .sessions
-        .clone()
-        .try_acquire_owned()
-        .map_err(|_| ApiError::injected(429))?;
-    let upgrade = hyper::upgrade::on(&mut req);
-    let cancel = rt.cancel.clone();
-    tokio::spawn(async move {
+    Ok((key, protocol))
+}
+
+/// An accepted session, run on the upgraded connection until it ends, the
+/// server stops or the replica goes down.
+struct Session {
+    rt: Arc<Runtime>,
+    mode: watch::Receiver<Mode>,
+    sub: Sub,
+    protocol: &'static str,
+    target: Target,
+}
+
+impl Session {
+    async fn run(self, upgrade: hyper::upgrade::OnUpgrade, permit: OwnedSemaphorePermit) {
         let _permit = permit;
+        let Session {
+            rt,
+            mut mode,
+            sub,
+            protocol,
+            target,
+        } = self;
         let Ok(up) = upgrade.await else { return };
         let ws = session::websocket(up).await;
         let work = async {
-            match what {
+            match target.what {
                 Some(t) if sub == Sub::Attach => {
                     let once = t.stdin_once;
                     attach::run(&rt, ws, protocol, t, once).await;
                 }
                 Some(t) => session::run(&rt, ws, protocol, t).await,
-                None => portforward::run(ws, protocol, &wanted, &ports).await,
+                None => portforward::run(ws, protocol, &target.wanted, &target.ports).await,
             }
         };
         tokio::select! {
             () = work => {}
-            () = cancel.cancelled() => {}
+            () = rt.cancel.cancelled() => {}
             _ = mode.wait_for(|m| *m == Mode::Down) => {}
         }
-    });
+    }
+}
+
+/// The 101 answer that switches the connection to WebSocket.
+fn switching_protocols(key: &str, protocol: &'static str) -> Response<Body> {
     let mut r = Response::new(full(""));
     *r.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
     let h = r.headers_mut();
     h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
     h.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
-    if let Ok(v) = HeaderValue::from_str(&key) {
+    if let Ok(v) = HeaderValue::from_str(key) {
         h.insert(header::SEC_WEBSOCKET_ACCEPT, v);
     }
     h.insert(
         header::SEC_WEBSOCKET_PROTOCOL,
         HeaderValue::from_static(protocol),
     );
-    Ok(r)
+    r
 }
 
 fn websocket_key(h: &HeaderMap) -> Option<String> {
