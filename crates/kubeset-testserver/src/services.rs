@@ -153,16 +153,26 @@ fn check_ip(res: &Resource, name: &str, text: &str, used: &Used) -> Result<Strin
 
 /// A random free address of the network (not the network or broadcast
 /// address).
+/// The addresses kube-apiserver keeps for Services that ask for one
+/// (KEP-3070, `ServiceIPStaticSubrange`): the range's first
+/// `clamp(size / 16, 16, 256)` addresses, 16 for a `/24`. A Service that
+/// asks for none is given one above them while any is free.
+const STATIC_BAND: u8 = 16;
+
+/// A free address at random: above the static band first, as upstream's
+/// allocator, then in it.
 fn free_ip(used: &Used) -> Option<String> {
     let [a, b, c] = NETWORK;
-    let free: Vec<Ipv4Addr> = (1..=254u8)
-        .map(|d| Ipv4Addr::new(a, b, c, d))
-        .filter(|ip| !used.ips.contains(ip))
-        .collect();
-    if free.is_empty() {
-        return None;
-    }
-    Some(free[rand::rng().random_range(0..free.len())].to_string())
+    let pick = |range: std::ops::RangeInclusive<u8>| {
+        let free: Vec<Ipv4Addr> = range
+            .map(|d| Ipv4Addr::new(a, b, c, d))
+            .filter(|ip| !used.ips.contains(ip))
+            .collect();
+        (!free.is_empty()).then(|| free[rand::rng().random_range(0..free.len())])
+    };
+    pick(STATIC_BAND + 1..=254)
+        .or_else(|| pick(1..=STATIC_BAND))
+        .map(|ip| ip.to_string())
 }
 
 fn free_node_port(taken: &BTreeSet<u16>) -> Option<u16> {

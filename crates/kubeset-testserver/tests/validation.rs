@@ -1036,7 +1036,7 @@ fn immutable_objects() -> Vec<(String, Value)> {
         (
             core("services"),
             json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "fixed"},
-            "spec": {"clusterIP": "10.0.0.77", "ports": [{"port": 80}]}}),
+            "spec": {"clusterIP": "10.0.0.10", "ports": [{"port": 80}]}}),
         ),
         (
             format!("/apis/batch/v1/namespaces/{INS}/jobs"),
@@ -1088,13 +1088,13 @@ fn immutable_updates() -> Vec<(&'static str, String, Value, bool)> {
         (
             "service clusterIP",
             core("services/fixed"),
-            json!({"spec": {"clusterIP": "10.0.0.78"}}),
+            json!({"spec": {"clusterIP": "10.0.0.11"}}),
             false,
         ),
         (
             "service clusterIPs",
             core("services/fixed"),
-            json!({"spec": {"clusterIP": "10.0.0.79", "clusterIPs": ["10.0.0.79"]}}),
+            json!({"spec": {"clusterIP": "10.0.0.12", "clusterIPs": ["10.0.0.12"]}}),
             false,
         ),
         (
@@ -1257,7 +1257,7 @@ async fn run_service_allocation(t: &Target) -> BTreeMap<String, Value> {
         ),
         (
             "create clusterIP taken",
-            svc("taken", json!({"clusterIP": "10.0.0.77", "ports": port})),
+            svc("taken", json!({"clusterIP": "10.0.0.10", "ports": port})),
         ),
         (
             "create clusterIP not an IP",
