@@ -125,6 +125,20 @@
 //!   its objects.
 //! - The controller never runs two reconciles of one key at once and
 //!   never drops a trigger that arrives during a reconcile.
+//!
+// The items of features that are off: their links go to the feature table
+// (rustdoc of a build without them, e.g. `kubeset` without `leader`).
+#![cfg_attr(
+    not(feature = "leader"),
+    doc = "\n[`leader`]: #features\n[`LeaderElector`]: #features"
+)]
+#![cfg_attr(not(feature = "events"), doc = "\n[`events`]: #features")]
+#![cfg_attr(not(feature = "metrics"), doc = "\n[`metrics::Metrics`]: #features")]
+#![cfg_attr(not(feature = "shard"), doc = "\n[`shard`]: #features")]
+#![cfg_attr(
+    not(feature = "webhook"),
+    doc = "\n[`webhook`]: #features\n[`webhook::Conversion`]: #features"
+)]
 
 pub mod backoff;
 pub mod controller;

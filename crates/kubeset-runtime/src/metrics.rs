@@ -58,6 +58,12 @@
 //!     .with_metrics(metrics.controller("greeter"));
 //! tokio::spawn(kubeset_runtime::metrics::serve("0.0.0.0:8080", Arc::new(registry)));
 //! ```
+// Without the feature these items do not exist: their links go to the
+// crate's feature table.
+#![cfg_attr(
+    not(feature = "metrics"),
+    doc = "\n[`Metrics::rest`]: ../index.html#features\n[`LimiterMetrics`]: ../index.html#features\n[`serve`]: ../index.html#features"
+)]
 
 use std::time::Duration;
 
