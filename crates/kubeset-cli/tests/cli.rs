@@ -3,6 +3,8 @@
 
 mod common;
 
+use std::path::Path;
+
 use common::*;
 use kubeset_testserver::TestServer;
 use serde_json::{Value, json};
@@ -11,13 +13,23 @@ use serde_json::{Value, json};
 async fn create_get_apply_patch_delete() {
     let (s, dir, kc) = server().await;
     let kc = kc.as_path();
+    create_from_a_manifest(kc, dir.path()).await;
+    get_with_selectors_and_formats(kc).await;
+    apply_server_side(&s, kc, dir.path()).await;
+    patch_in_three_flavours(&s, kc).await;
+    delete_then_not_found(kc).await;
+    s.shutdown().await;
+}
 
+/// `get namespaces`, then `create -f` of [`MANIFEST`] twice: the second
+/// time every object fails, each reported, exit 1.
+async fn create_from_a_manifest(kc: &Path, dir: &Path) {
     let out = kubeset(kc, &["get", "namespaces"]).await.ok();
     let first = out.lines().next().unwrap_or_default();
     assert!(first.starts_with("NAME") && first.ends_with("AGE"), "{out}");
     assert!(out.contains("kube-system"), "{out}");
 
-    let m = write(dir.path(), "m.yaml", MANIFEST);
+    let m = write(dir, "m.yaml", MANIFEST);
     let m = m.to_str().unwrap();
     let out = kubeset(kc, &["create", "-f", m]).await.ok();
     assert_eq!(
@@ -34,8 +46,11 @@ async fn create_get_apply_patch_delete() {
         "{}",
         again.stderr
     );
+}
 
-    // Selectors and the name output; short names and kinds resolve.
+/// Selectors and the name output; short names and kinds resolve; the
+/// wide table; JSON and YAML output.
+async fn get_with_selectors_and_formats(kc: &Path) {
     let out = kubeset(kc, &["get", "cm", "-l", "app=web", "-o", "name"])
         .await
         .ok();
@@ -102,11 +117,14 @@ async fn create_get_apply_patch_delete() {
         serde_norway::from_str(&kubeset(kc, &["get", "cm", "a", "-o", "yaml"]).await.ok()).unwrap();
     assert_eq!(yaml["data"]["x"], "1");
     assert_eq!(yaml["apiVersion"], "v1");
+}
 
-    // Server-side apply: replicas belong to the create ("kubeset-create"),
-    // so changing them conflicts until forced; then "kubeset" owns them.
+/// Server-side apply: replicas belong to the create ("kubeset-create"),
+/// so changing them conflicts until forced; then "kubeset" owns them, and
+/// another manager takes them over only with `--force-conflicts`.
+async fn apply_server_side(s: &TestServer, kc: &Path, dir: &Path) {
     let applied = write(
-        dir.path(),
+        dir,
         "apply.yaml",
         &MANIFEST.replace("replicas: 2", "replicas: 3"),
     );
@@ -142,7 +160,7 @@ async fn create_get_apply_patch_delete() {
     assert!(managers.contains(&"kubeset"), "{managers:?}");
 
     let other = write(
-        dir.path(),
+        dir,
         "other.yaml",
         &MANIFEST.replace("replicas: 2", "replicas: 5"),
     );
@@ -171,8 +189,11 @@ async fn create_get_apply_patch_delete() {
         .get("apps/v1", "Deployment", Some("default"), "web")
         .unwrap();
     assert_eq!(dep["spec"]["replicas"], 5);
+}
 
-    // Patches of the three flavours.
+/// Patches of the three flavours: merge, JSON, strategic (which keeps
+/// the sidecar).
+async fn patch_in_three_flavours(s: &TestServer, kc: &Path) {
     let out = kubeset(
         kc,
         &[
@@ -228,7 +249,11 @@ async fn create_get_apply_patch_delete() {
         containers[1]["name"], "sidecar",
         "strategic merge kept the sidecar"
     );
+}
 
+/// Delete, then NotFound is exit 1 with kubectl's line; empty lists say
+/// so on stderr, like kubectl.
+async fn delete_then_not_found(kc: &Path) {
     // Delete, then NotFound is exit 1 with kubectl's line.
     let out = kubeset(kc, &["delete", "configmap", "a", "b"]).await.ok();
     assert_eq!(out, "configmap \"a\" deleted\nconfigmap \"b\" deleted\n");
@@ -253,7 +278,6 @@ async fn create_get_apply_patch_delete() {
         "{}",
         r.stderr
     );
-    s.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
