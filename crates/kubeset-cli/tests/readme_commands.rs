@@ -7,6 +7,8 @@
 //! line's `--features` (with the defaults) turn on.
 
 mod common;
+#[path = "../../kubeset/tests/manifest/mod.rs"]
+mod manifest;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -14,7 +16,6 @@ use std::process::Command;
 use common::BIN;
 
 const README: &str = include_str!("../../../README.md");
-const FACADE_MANIFEST: &str = include_str!("../../kubeset/Cargo.toml");
 
 /// The lines of the README's `sh` blocks, comments and a trailing `&`
 /// dropped.
@@ -95,32 +96,6 @@ fn the_serve_flags_the_readme_names_exist() {
     }
 }
 
-/// The facade's features: each one's list of the facade's own features it
-/// turns on (entries naming another crate or a dependency left out).
-fn facade_features() -> BTreeMap<String, Vec<String>> {
-    let mut features = BTreeMap::new();
-    let mut inside = false;
-    for line in FACADE_MANIFEST.lines() {
-        let line = line.trim();
-        if line.starts_with('[') && !line.starts_with("[\"") {
-            inside = line == "[features]";
-            continue;
-        }
-        let Some((name, list)) = line.split_once(" = ").filter(|_| inside) else {
-            continue;
-        };
-        let own = list
-            .trim_matches(|c| c == '[' || c == ']')
-            .split(',')
-            .map(|s| s.trim().trim_matches('"'))
-            .filter(|s| !s.is_empty() && !s.contains('/') && !s.starts_with("dep:"))
-            .map(str::to_owned)
-            .collect();
-        features.insert(name.trim().to_owned(), own);
-    }
-    features
-}
-
 /// `start` and every feature it turns on, transitively.
 fn closure(features: &BTreeMap<String, Vec<String>>, start: &[&str]) -> BTreeSet<String> {
     let mut on = BTreeSet::new();
@@ -133,33 +108,10 @@ fn closure(features: &BTreeMap<String, Vec<String>>, start: &[&str]) -> BTreeSet
     on
 }
 
-/// Each `[[example]]` of the facade: its required features.
-fn facade_examples() -> BTreeMap<String, Vec<String>> {
-    let mut examples = BTreeMap::new();
-    for block in FACADE_MANIFEST.split("[[example]]").skip(1) {
-        let field = |key: &str| {
-            block
-                .lines()
-                .find_map(|l| l.trim().strip_prefix(key)?.trim().strip_prefix('='))
-                .map(str::trim)
-        };
-        let Some(name) = field("name") else { continue };
-        let required = field("required-features")
-            .unwrap_or("[]")
-            .trim_matches(|c| c == '[' || c == ']')
-            .split(',')
-            .map(|s| s.trim().trim_matches('"').to_owned())
-            .filter(|s| !s.is_empty())
-            .collect();
-        examples.insert(name.trim_matches('"').to_owned(), required);
-    }
-    examples
-}
-
 #[test]
 fn the_readme_examples_exist_with_their_features() {
-    let features = facade_features();
-    let examples = facade_examples();
+    let features = manifest::features();
+    let examples = manifest::examples();
     let mut checked = 0;
     for line in shell_lines() {
         let Some((_, rest)) = line.split_once("cargo run -p kubeset ") else {

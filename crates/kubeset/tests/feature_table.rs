@@ -6,30 +6,11 @@
 //! `apps-v1`, …) share one row of the first table; `default` is its
 //! second column.
 
+mod manifest;
+
 use std::collections::BTreeMap;
 
-const MANIFEST: &str = include_str!("../Cargo.toml");
 const DOCS: &str = include_str!("../src/lib.rs");
-
-/// The feature names of `[features]`, in order.
-fn cargo_features() -> Vec<String> {
-    let mut names = Vec::new();
-    let mut inside = false;
-    for line in MANIFEST.lines() {
-        let line = line.trim();
-        if line.starts_with('[') && !line.starts_with("[\"") {
-            inside = line == "[features]";
-            continue;
-        }
-        if !inside || line.starts_with('#') || line.is_empty() {
-            continue;
-        }
-        if let Some((name, _)) = line.split_once(" = ") {
-            names.push(name.trim().to_owned());
-        }
-    }
-    names
-}
 
 /// A group-version feature (`core-v1`, `resource-v1beta2`): one row names
 /// them all.
@@ -79,7 +60,7 @@ fn documented() -> Vec<BTreeMap<String, usize>> {
 
 #[test]
 fn every_feature_has_one_row_and_every_row_names_features() {
-    let features = cargo_features();
+    let features: Vec<String> = manifest::features().into_keys().collect();
     assert!(
         features.len() > 40,
         "read {} features from Cargo.toml: the parser lost its way",
