@@ -207,8 +207,24 @@ impl<K> Api<K> {
     }
 
     /// The `GET …?watch=true` request of [`Api::watch`] and
-    /// [`Api::watch_resumable`].
-    fn watch_request(&self, params: &WatchParams, resource_version: &str) -> Request {
+    /// [`Api::watch_resumable`], from `resource_version` (`""`: from the
+    /// server's current state), not yet sent: the runtime's watcher opens
+    /// its watches with it too, so there is one rule for a watch's query.
+    ///
+    /// ```
+    /// use kubeset_client::{Api, api::core::v1::Pod, params::WatchParams};
+    /// # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new("https://h:6443"))?;
+    /// # let client = kubeset_client::Client::new(rest, "default");
+    /// let pods: Api<Pod> = Api::namespaced(client, "default");
+    /// let params = WatchParams::default().labels("app=web").timeout(60).bookmarks();
+    /// let req = pods.watch_request(&params, "1234");
+    /// assert_eq!(
+    ///     req.path_and_query(),
+    ///     "/api/v1/namespaces/default/pods?allowWatchBookmarks=true&labelSelector=app%3Dweb&resourceVersion=1234&timeoutSeconds=60&watch=true"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn watch_request(&self, params: &WatchParams, resource_version: &str) -> Request {
         let mut pairs = Vec::new();
         params.watch_pairs(resource_version, &mut pairs);
         let mut req = self.request(Verb::Get, None);

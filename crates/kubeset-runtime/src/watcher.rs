@@ -650,14 +650,15 @@ where
         }
     }
 
+    /// [`Api::watch_request`], asking for metadata only when this watcher
+    /// keeps metadata.
     fn watch_request(&self, params: &WatchParams, rv: &str) -> Request {
-        let mut pairs = Vec::new();
-        params.watch_pairs(rv, &mut pairs);
-        let mut req = self.request(PARTIAL_METADATA_ACCEPT);
-        for (k, v) in pairs {
-            req = req.param(k, v);
+        let req = self.api.watch_request(params, rv);
+        if self.metadata_only {
+            req.header(ACCEPT, HeaderValue::from_static(PARTIAL_METADATA_ACCEPT))
+        } else {
+            req
         }
-        req
     }
 
     /// Opens a watch: in protobuf when the client negotiates it and the
