@@ -64,7 +64,7 @@ impl Output {
         TOP_LEVEL_MODULES
             .iter()
             .map(|m| format!("src/{m}"))
-            .chain([crate::proto::emit::GENERATED_DIR.to_owned()])
+            .chain([crate::proto::GENERATED_DIR.to_owned()])
             .collect()
     }
 
@@ -474,7 +474,7 @@ fn emit_features(ir: &Ir) -> String {
         let deps: Vec<String> = deps.iter().map(|d| format!("\"{d}\"")).collect();
         s.push_str(&format!("{f} = [{}]\n", deps.join(", ")));
     }
-    s.push_str(crate::proto::emit::FEATURE);
+    s.push_str(crate::proto::FEATURE);
     s.push_str(&format!(
         "# The apply configurations of every compiled built-in model (`FooApply` beside `Foo`).\n{APPLY_FEATURE} = []\n"
     ));

@@ -18,11 +18,7 @@ use crate::ir::Ir;
 use crate::names;
 use crate::names::ident;
 
-/// The directory (relative to `kubeset-api`) the generator owns.
-pub const GENERATED_DIR: &str = "src/protobuf/generated";
-
-/// The cargo feature of the codecs, in the generated features block.
-pub const FEATURE: &str = "# The protobuf codecs of every compiled built-in model (`kubeset_api::protobuf`).\nprotobuf = []\n";
+pub use super::{FEATURE, GENERATED_DIR};
 
 fn preamble(line: &str) -> String {
     format!("{GENERATED_MARKER}\n// {line}\n")

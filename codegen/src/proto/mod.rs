@@ -20,6 +20,14 @@ pub mod parse;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The directory (relative to `kubeset-api`) the codecs are generated into
+/// ([`emit::emit_dir`]); named here, below the emitters, because the
+/// models' emitter lists it among the directories it owns.
+pub const GENERATED_DIR: &str = "src/protobuf/generated";
+
+/// The cargo feature of the codecs, in the generated features block.
+pub const FEATURE: &str = "# The protobuf codecs of every compiled built-in model (`kubeset_api::protobuf`).\nprotobuf = []\n";
+
 pub use go_values::GoValues;
 pub use join::{Codec, Codecs, Elem, FieldCodec, Scalar, Shape};
 pub use parse::Message;

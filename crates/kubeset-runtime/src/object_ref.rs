@@ -18,7 +18,7 @@ use std::ops::Deref;
 use kubeset_client::Resource;
 use kubeset_client::dynamic::DynamicObject;
 
-use crate::store::ObjectKey;
+use crate::store::{ObjectKey, StoreKey};
 
 /// Facts about the referenced object that do not take part in equality.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -210,6 +210,13 @@ impl<K> fmt::Display for ObjectRef<K> {
             write!(f, ".{ns}")?;
         }
         Ok(())
+    }
+}
+
+/// A store is read with an `ObjectRef` of its kind as with its key.
+impl<K> StoreKey<K> for ObjectRef<K> {
+    fn key(&self) -> &ObjectKey {
+        self.as_ref()
     }
 }
 

@@ -311,12 +311,6 @@ impl<K> StoreKey<K> for ObjectKey {
     }
 }
 
-impl<K> StoreKey<K> for crate::ObjectRef<K> {
-    fn key(&self) -> &ObjectKey {
-        self.as_ref()
-    }
-}
-
 /// Settings of a [`Writer`].
 #[derive(Clone, Default)]
 #[must_use]

@@ -1,0 +1,50 @@
+//! The layer rule of ARCHITECTURE.md ("kubeset-client"): the crate's
+//! modules import each other without a cycle, each imports only modules of
+//! lower layers, and no function is over 120 lines. Read from the sources
+//! by the workspace's `tests/layers/mod.rs`.
+
+#[path = "../../../tests/layers/mod.rs"]
+mod layers;
+
+use std::path::{Path, PathBuf};
+
+/// The layers, lowest first: a module may import only modules of a lower
+/// layer. Every module has its place here (a new one is placed when it is
+/// added).
+const LAYERS: &[&[&str]] = &[
+    // The client handle, the dynamic object, the query parameters, the
+    // protobuf plumbing: nothing of the crate below them.
+    &["client", "dynamic", "params", "protobuf"],
+    // What builds on one of them: URLs, patches, the review envelopes,
+    // CRD helpers, apply markers, discovery.
+    &["url", "patch", "admission", "apply", "crd", "discovery"],
+    // The typed API over all of it; conversion reviews over admission's
+    // envelope.
+    &["api_typed", "conversion"],
+    // What works through the typed API.
+    &["clientset", "entry", "ws"],
+];
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+#[test]
+fn modules_import_without_a_cycle() {
+    let graph = layers::graph(&src_dir(), layers::top_level);
+    assert!(
+        graph["api_typed"].contains("url"),
+        "the reader sees api_typed → url"
+    );
+    layers::assert_no_cycle(&graph);
+}
+
+#[test]
+fn each_layer_imports_only_lower_layers() {
+    layers::assert_layers(&layers::graph(&src_dir(), layers::top_level), LAYERS);
+}
+
+#[test]
+fn functions_fit_a_screen_or_two() {
+    layers::assert_short_functions(&src_dir());
+}
