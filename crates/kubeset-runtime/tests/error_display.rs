@@ -5,22 +5,14 @@
 //! cause stays in `source()` too; a printer that walks the chain skips a
 //! cause its message already ends with, as `kubeset`'s CLI does.)
 //!
-//! Read from the source text, the way `tests/layers.rs`-style checks are:
-//! a new error variant is held to the rule without a test of its own.
+//! Read from the source text with the layer tests' reader
+//! (`tests/layers/mod.rs`): a new error variant is held to the rule without
+//! a test of its own.
 
-use std::path::{Path, PathBuf};
+#[path = "../../../tests/layers/mod.rs"]
+mod layers;
 
-/// The `.rs` files under `dir`, recursively.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("src/ is readable") {
-        let path = entry.expect("a directory entry").path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
+use std::path::Path;
 
 /// One error variant: its message attribute and its body's lines.
 struct Variant {
@@ -101,8 +93,7 @@ fn cause_field(body: &[String]) -> Option<String> {
 #[test]
 fn every_error_with_a_cause_prints_it() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    sources(&src, &mut files);
+    let files = layers::rust_files(&src);
     let mut checked = 0;
     let mut silent = Vec::new();
     for file in files {
