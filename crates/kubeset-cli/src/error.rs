@@ -1,8 +1,6 @@
 //! The CLI's one error type and how it maps to an exit code and one line
 //! on stderr.
 
-use std::fmt::Write as _;
-
 /// Everything a command can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -175,18 +173,10 @@ impl CliError {
     }
 }
 
-/// An error and its sources, each once, joined by `: `.
+/// An error and its sources, each once, joined by `: `
+/// ([`kubeset::rest::ErrorChain`]).
 pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = err.to_string();
-    let mut cur = err.source();
-    while let Some(e) = cur {
-        let text = e.to_string();
-        if !text.is_empty() && !out.ends_with(&text) {
-            let _ = write!(out, ": {text}");
-        }
-        cur = e.source();
-    }
-    out
+    kubeset::rest::ErrorChain(err).to_string()
 }
 
 /// Newlines and tabs in a message become spaces: one line on stderr.

@@ -30,6 +30,7 @@
 pub mod auth;
 pub mod backoff;
 pub mod budget;
+mod chain;
 mod client;
 mod collection;
 pub mod config;
@@ -63,6 +64,7 @@ mod watch_protobuf;
 #[cfg(feature = "ws")]
 pub mod ws;
 
+pub use chain::ErrorChain;
 pub use client::{
     DEFAULT_MAX_RESPONSE_BODY, DEFAULT_WATCH_IDLE_TIMEOUT, RestClient, RestConfig,
     build::IntoRestClient,

@@ -31,6 +31,7 @@ const LAYERS: &[&[&str]] = &[
         "upgrade",
         "service",
         "field_path",
+        "chain",
     ],
     // The error enum and what only needs it; the sans-IO description.
     &["metrics", "error"],
