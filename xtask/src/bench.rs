@@ -360,7 +360,42 @@ pub fn run(quick: bool) -> Result<(), Error> {
     std::fs::create_dir_all(&data)?;
     let load_start = load();
     let started = first_line(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]));
+    let lists = podlists(&root, &plan, &rows, &data)?;
+    let Recorder {
+        records: all,
+        failed,
+    } = measure_rows(&root, &target, &plan, quick, &rows, &lists, &data)?;
+    let machine = Machine {
+        started,
+        cpus: std::thread::available_parallelism().map_or(0, usize::from),
+        cpu_model: cpu_model(),
+        load_start,
+        load_end: load(),
+        rustc: first_line(Command::new("rustc").arg("-V")),
+        go: first_line(Command::new("go").arg("version")),
+        quick,
+    };
+    write_report(&root, &data, &machine, &plan, &rows, &all, &failed)?;
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        let names: Vec<&str> = failed.iter().map(|(row, _)| row.name()).collect();
+        Err(format!(
+            "rows failed (the others are in the report): {}",
+            names.join(", ")
+        )
+        .into())
+    }
+}
 
+/// The generator's PodLists the rows need (written once into `data`),
+/// with the number of decode runs of each.
+fn podlists(
+    root: &Path,
+    plan: &Plan,
+    rows: &Rows,
+    data: &Path,
+) -> Result<Vec<(PathBuf, usize)>, Error> {
     let gen_script = std::env::var_os("KUBESET_BENCH_GEN")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("../shared/bench/gen_podlist.py"));
@@ -380,7 +415,19 @@ pub fn run(quick: bool) -> Result<(), Error> {
         }
         lists.push((file, runs));
     }
+    Ok(lists)
+}
 
+/// Runs every selected row (a failing one is recorded, the others run).
+fn measure_rows(
+    root: &Path,
+    target: &Path,
+    plan: &Plan,
+    quick: bool,
+    rows: &Rows,
+    lists: &[(PathBuf, usize)],
+    data: &Path,
+) -> Result<Recorder, Error> {
     // The build row builds its own throw-away crates: it needs neither the
     // bench binary nor the Go peer (and building them would load the machine
     // it measures).
@@ -394,9 +441,9 @@ pub fn run(quick: bool) -> Result<(), Error> {
     .into_iter()
     .any(|r| rows.has(r));
     let (rust, go) = if needs_binaries {
-        build_peers(&root, &target)?
+        build_peers(root, target)?
     } else {
-        peer_paths(&target)
+        peer_paths(target)
     };
 
     let mut rec = Recorder::default();
@@ -404,19 +451,17 @@ pub fn run(quick: bool) -> Result<(), Error> {
     if rows.has(Row::Codec) {
         rec.row(Row::Codec, || {
             let mut all = Vec::new();
-            for (file, runs) in &lists {
+            for (file, runs) in lists {
                 all.extend(codec_row(&rust, &mimalloc, &go, file, *runs)?);
             }
             Ok(all)
         });
     }
     if rows.has(Row::Watch) {
-        rec.row(Row::Watch, || {
-            watch_decode(&rust, &go, &plan, &lists, &data)
-        });
+        rec.row(Row::Watch, || watch_decode(&rust, &go, plan, lists, data));
     }
     if rows.has(Row::Roundtrip) {
-        rec.row(Row::Roundtrip, || round_trips(&rust, &go, &plan));
+        rec.row(Row::Roundtrip, || round_trips(&rust, &go, plan));
     }
     if rows.has(Row::Failover) {
         rec.row(Row::Failover, || {
@@ -437,18 +482,27 @@ pub fn run(quick: bool) -> Result<(), Error> {
         rec.row(Row::Memory, || memory(&rust, &go, file, plan.cache_updates));
     }
     if rows.has(Row::Build) {
-        rec.row(Row::Build, || build_cost(&root, &target, quick));
+        rec.row(Row::Build, || build_cost(root, target, quick));
     }
     if rows.has(Row::Admission) {
-        rec.row(Row::Admission, || admission::run(&root, quick));
+        rec.row(Row::Admission, || admission::run(root, quick));
     }
-    let Recorder {
-        records: all,
-        failed,
-    } = rec;
+    Ok(rec)
+}
 
-    // A partial run (`--only`) never overwrites the published report: the
-    // table in docs/ comes from one full run.
+/// The records into `data`, and the report: `docs/benchmarks.md` after a
+/// full run (its notes and the scale row's section kept), beside the data
+/// after a partial one (`--only`), which never overwrites the published
+/// report.
+fn write_report(
+    root: &Path,
+    data: &Path,
+    machine: &Machine,
+    plan: &Plan,
+    rows: &Rows,
+    all: &[Value],
+    failed: &[(Row, String)],
+) -> Result<(), Error> {
     let suffix = if rows.all() {
         String::new()
     } else {
@@ -456,18 +510,8 @@ pub fn run(quick: bool) -> Result<(), Error> {
     };
     std::fs::write(
         data.join(format!("results{suffix}.json")),
-        serde_json::to_string_pretty(&all)?,
+        serde_json::to_string_pretty(all)?,
     )?;
-    let machine = Machine {
-        started,
-        cpus: std::thread::available_parallelism().map_or(0, usize::from),
-        cpu_model: cpu_model(),
-        load_start,
-        load_end: load(),
-        rustc: first_line(Command::new("rustc").arg("-V")),
-        go: first_line(Command::new("go").arg("version")),
-        quick,
-    };
     let docs = root.join("docs/benchmarks.md");
     let old = std::fs::read_to_string(&docs).unwrap_or_default();
     let notes = Some(old.as_str())
@@ -483,22 +527,12 @@ pub fn run(quick: bool) -> Result<(), Error> {
     } else {
         data.join(format!("benchmarks{suffix}.md"))
     };
-    // The scale row's section (its own run) stays as it was.
-    let mut text = report(&machine, &plan, &all, &notes);
-    failed_section(&mut text, &failed);
+    let mut text = report(machine, plan, all, &notes);
+    failed_section(&mut text, failed);
     let text = scale::keep_section(text, scale::section_of(&old).unwrap_or(""));
     std::fs::write(&out, text)?;
     eprintln!("=== xtask bench: wrote {}", out.display());
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        let names: Vec<&str> = failed.iter().map(|(row, _)| row.name()).collect();
-        Err(format!(
-            "rows failed (the others are in the report): {}",
-            names.join(", ")
-        )
-        .into())
-    }
+    Ok(())
 }
 
 /// The records of the rows measured so far, and the rows that failed: a
