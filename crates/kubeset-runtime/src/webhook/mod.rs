@@ -77,8 +77,12 @@ mod error;
 mod handler;
 mod patch;
 mod register;
+mod rotation;
+mod rotator;
+mod secret;
 mod selfsigned;
 mod server;
+mod source;
 
 pub use certs::{CertFiles, TlsStats};
 pub use convert::{Conversion, ConversionError, Reviewed};
@@ -86,8 +90,11 @@ pub use error::WebhookError;
 pub use handler::{Denied, MutateHandler, Mutated, SideEffects, ValidateHandler};
 pub use patch::{PatchOp, json_diff};
 pub use register::{WebhookConfiguration, set_ca_bundle, set_conversion_ca_bundle};
+pub use rotator::CertRotator;
+pub use secret::SecretCert;
 pub use selfsigned::{LeafCert, SelfSignedCa};
 pub use server::WebhookServer;
+pub use source::CertSource;
 
 use std::collections::HashMap;
 use std::sync::Arc;
