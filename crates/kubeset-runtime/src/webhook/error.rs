@@ -127,9 +127,10 @@ pub enum WebhookError {
         name: String,
         /// What is wrong, naming the key (`tls.crt`, `tls.key`, `ca.crt`).
         reason: String,
-        /// rustls's error when the key does not fit the certificate.
+        /// rustls's error when the key does not fit the certificate
+        /// (boxed: the variant stays small).
         #[source]
-        source: Option<rustls::Error>,
+        source: Option<Box<rustls::Error>>,
     },
     /// A [`CertRotator`](super::CertRotator) setting is out of range or
     /// does not fit another.

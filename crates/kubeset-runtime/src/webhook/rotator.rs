@@ -15,6 +15,7 @@ use rustls::sign::CertifiedKey;
 
 use super::certs::{BadPair, Reloading, parse_pair};
 use super::rotation::{Cert, Facts, Lifetimes, Step, next_step};
+use super::selfsigned::whole_seconds;
 use super::{SelfSignedCa, WebhookError, set_ca_bundle, set_conversion_ca_bundle};
 
 /// The longest the rotator sleeps before looking at the clock again (a
@@ -222,7 +223,8 @@ impl Rotating {
         let issued = SystemTime::now();
         let names: Vec<&str> = self.config.names.iter().map(String::as_str).collect();
         let leaf = issuer.issue_for(&names, self.config.lifetimes.leaf)?;
-        let not_after = (issued + self.config.lifetimes.leaf).min(issuer.not_after());
+        // As the certificate has it: whole seconds, never past its CA.
+        let not_after = whole_seconds(issued + self.config.lifetimes.leaf).min(issuer.not_after());
         let key = parse_pair(leaf.cert_pem.as_bytes(), leaf.key_pem.as_bytes(), provider).map_err(
             |bad| WebhookError::Generate {
                 what: "leaf",

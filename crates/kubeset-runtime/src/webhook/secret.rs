@@ -69,7 +69,7 @@ impl SecretCert {
             namespace: self.namespace.clone(),
             name: self.name.clone(),
             reason,
-            source,
+            source: source.map(Box::new),
         }
     }
 

@@ -39,6 +39,14 @@ impl std::fmt::Debug for SelfSignedCa {
 /// clock is behind still accepts it (cert-controller uses an hour too).
 const BACKDATE: Duration = Duration::from_secs(3600);
 
+/// `t` without its fraction of a second, as X.509 writes it.
+pub(crate) fn whole_seconds(t: SystemTime) -> SystemTime {
+    match t.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => SystemTime::UNIX_EPOCH + Duration::from_secs(d.as_secs()),
+        Err(_) => t,
+    }
+}
+
 /// A leaf certificate and its key, PEM.
 #[derive(Clone, PartialEq, Eq)]
 pub struct LeafCert {
@@ -116,7 +124,7 @@ impl SelfSignedCa {
         let cert = params.self_signed(&key).map_err(generate_err("CA"))?;
         Ok(SelfSignedCa {
             cert_pem: cert.pem(),
-            not_after: params.not_after.into(),
+            not_after: whole_seconds(params.not_after.into()),
             issuer: Issuer::new(params, key),
         })
     }
