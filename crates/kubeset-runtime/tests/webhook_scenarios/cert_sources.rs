@@ -413,7 +413,7 @@ fn free_port() -> SocketAddr {
     listener.local_addr().expect("its address")
 }
 
-/// Creates ConfigMaps one after another until `stop`; answers how many
+/// Creates ConfigMaps one after another (paced) until `stop`; answers how many
 /// succeeded after `after` (unix seconds, set later) and the failures.
 fn flow(
     cms: Api<ConfigMap>,
@@ -422,7 +422,12 @@ fn flow(
 ) -> tokio::task::JoinHandle<(usize, usize, Vec<String>)> {
     tokio::spawn(async move {
         let (mut done, mut late, mut failures) = (0, 0, Vec::new());
+        // At most 50 a second: enough to cross every change, without
+        // filling the server (a real one takes hundreds a second).
+        let mut pace = tokio::time::interval(Duration::from_millis(20));
+        pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         while !stop.load(Ordering::Relaxed) {
+            pace.tick().await;
             let cm = configmap(&format!("flow-{done}"), json!({}), json!({}));
             match cms.create(&PostParams::default(), &cm).await {
                 Ok(_) if unix_now() > after.load(Ordering::Relaxed) as u64 => late += 1,
