@@ -140,3 +140,10 @@ async fn self_managed_rotation_across_expiry_loses_none() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn self_managed_failures_are_reported() {
+    let (_server, client) = server("rotator-failures").await;
+    webhook_scenarios::cert_sources::self_managed_failures_are_reported(client, "rotator-failures")
+        .await;
+}

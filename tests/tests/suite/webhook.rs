@@ -144,3 +144,9 @@ async fn webhook_self_managed_rotation_across_expiry_loses_none() {
     scenarios::cert_sources::self_managed_rotation_across_expiry_loses_none(ctx.client, &ctx.ns)
         .await;
 }
+
+#[tokio::test]
+async fn webhook_self_managed_failures_are_reported() {
+    let ctx = connect!("webhook-rotator-failures");
+    scenarios::cert_sources::self_managed_failures_are_reported(ctx.client, &ctx.ns).await;
+}

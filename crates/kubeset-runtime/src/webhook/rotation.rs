@@ -133,7 +133,23 @@ impl Cert {
             .not_after
             .checked_sub(renew_before)
             .unwrap_or(self.issued);
-        by_lead.max(self.issued + life / 2)
+        by_lead.max(self.issued + (life / 2).max(MIN_DURATION))
+    }
+}
+
+/// The CA a leaf due now is issued by: the newest once its bundle has
+/// settled; before that the served leaf's own CA (registered), unless that
+/// one has expired (then the newest: nothing else can work).
+fn signer(facts: &Facts, newest: &Cert, settled: bool, now: SystemTime) -> u64 {
+    let own_alive = facts
+        .cas
+        .iter()
+        .find(|c| c.ca == facts.leaf.ca)
+        .is_some_and(|c| c.not_after > now + MIN_DURATION);
+    if settled || !own_alive {
+        newest.ca
+    } else {
+        facts.leaf.ca
     }
 }
 
@@ -177,7 +193,9 @@ pub(crate) fn next_step(facts: &Facts, lifetimes: &Lifetimes, now: SystemTime) -
         // A leaf due is renewed by its own CA (registered) even while
         // registering the bundle fails.
         if now >= leaf_due {
-            return Step::IssueLeaf { ca: facts.leaf.ca };
+            return Step::IssueLeaf {
+                ca: signer(facts, newest, false, now),
+            };
         }
         return Step::Register;
     };
@@ -192,7 +210,9 @@ pub(crate) fn next_step(facts: &Facts, lifetimes: &Lifetimes, now: SystemTime) -
         return Step::IssueLeaf { ca: newest.ca };
     }
     if now >= leaf_due {
-        return Step::IssueLeaf { ca: facts.leaf.ca };
+        return Step::IssueLeaf {
+            ca: signer(facts, newest, settled, now),
+        };
     }
     if overlap && facts.leaf.ca == newest.ca {
         return Step::DropOldCas;
@@ -290,6 +310,22 @@ mod tests {
         assert_eq!(cert(t0, 0, 0, 20).refresh_at(secs(8)), at(t0, 12));
         // Cut short by its CA (10 s): renewed at half its life, not at once.
         assert_eq!(cert(t0, 0, 0, 10).refresh_at(secs(8)), at(t0, 5));
+    }
+
+    #[test]
+    fn registration_failing_past_the_old_cas_expiry_does_not_spin() {
+        let (t0, l) = (SystemTime::UNIX_EPOCH + secs(1_000_000), short());
+        let mut facts = Facts {
+            cas: vec![cert(t0, 0, 0, 60), cert(t0, 1, 35, 60)],
+            leaf: cert(t0, 0, 50, 10),
+            registered: None,
+        };
+        // The old CA is gone: the leaf due comes from the new one.
+        assert_eq!(next_step(&facts, &l, at(t0, 61)), Step::IssueLeaf { ca: 1 });
+        // A leaf with no life left is renewed at most once a second.
+        facts.leaf = cert(t0, 0, 61, 0);
+        assert_eq!(facts.leaf.refresh_at(secs(8)), at(t0, 62));
+        assert_eq!(next_step(&facts, &l, at(t0, 61)), Step::Register);
     }
 
     #[test]

@@ -619,3 +619,81 @@ fn check_served(seen: &Seen, first_ca: &[Vec<u8>], first_ca_expiry: u64) {
         "the last leaf is not the old CA's"
     );
 }
+
+/// A [`CertRotator`] whose settings do not fit, or whose configuration
+/// does not exist, fails at bind naming them; one whose configuration is
+/// deleted while it runs reports the failed registration of its new CA
+/// (naming the configuration) and keeps renewing its leaf from the CA
+/// still registered.
+pub async fn self_managed_failures_are_reported(client: Client, ns: &str) {
+    let bad = CertRotator::new(&["127.0.0.1"])
+        .leaf_lifetime(Duration::from_secs(20))
+        .leaf_renew_before(Duration::from_secs(15));
+    let e = probe_denier()
+        .bind("127.0.0.1:0", bad)
+        .await
+        .expect_err("15 s of 20");
+    let e = e.to_string();
+    assert!(
+        e.contains("leaf_renew_before (15s)") && e.contains("leaf_lifetime (20s)"),
+        "{e}"
+    );
+    let missing = CertRotator::new(&["127.0.0.1"]).validating(&client, "kubeset-no-such-config");
+    let e = probe_denier()
+        .bind("127.0.0.1:0", missing)
+        .await
+        .expect_err("no configuration");
+    assert!(e.to_string().contains("kubeset-no-such-config"), "{e}");
+
+    let (configs, config) = (
+        Api::all(client.clone()),
+        unique("kubeset-scenario-unregistered"),
+    );
+    let hook = entry(
+        "unregistered.kubeset.dev",
+        json!({"url": "https://127.0.0.1:1/none"}),
+        ns,
+    );
+    let vwc: ValidatingWebhookConfiguration =
+        typed(json!({"metadata": {"name": config}, "webhooks": [hook]}));
+    ok(
+        "create configuration",
+        configs.create(&PostParams::default(), &vwc).await,
+    );
+    let rotator = CertRotator::new(&["127.0.0.1"])
+        .leaf_lifetime(Duration::from_secs(6))
+        .leaf_renew_before(Duration::from_secs(3))
+        .ca_lifetime(Duration::from_secs(40))
+        .ca_renew_before(Duration::from_secs(20))
+        .bundle_settle(Duration::from_secs(5))
+        .validating(&client, &config);
+    let server = probe_denier()
+        .bind("127.0.0.1:0", rotator)
+        .await
+        .expect("bind");
+    let (addr, stats) = (server.local_addr(), server.tls_stats());
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(server.run(stop.clone().cancelled_owned()));
+    let first_ca = registered_bundle(&configs, &config)
+        .await
+        .expect("bundle registered at bind");
+    delete_validating(&client, &config).await;
+    // The CA is renewed 20 s after bind; its registration fails.
+    let error = eventually(
+        PROBE_TIMEOUT,
+        "the failed registration reported",
+        || async { stats.last_error().filter(|e| e.contains(&config)) },
+    )
+    .await;
+    let (_, before) = served_leaf(addr).await.expect("a handshake");
+    let (at, renewed) = eventually(PROBE_TIMEOUT, "a leaf renewed meanwhile", || {
+        let before = before.clone();
+        async move { served_leaf(addr).await.filter(|(_, leaf)| *leaf != before) }
+    })
+    .await;
+    verify(&renewed, &first_ca, at).expect("the renewed leaf is the registered CA's");
+    println!("registration failure: {error}; {stats:?}");
+    assert!(stats.failed_reloads() >= 1, "{stats:?}");
+    stop.cancel();
+    task.await.expect("webhook server task");
+}
