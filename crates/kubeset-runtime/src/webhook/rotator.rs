@@ -76,7 +76,8 @@ pub struct CertRotator {
 }
 
 impl CertRotator {
-    /// A rotator whose leaves are for `names` (DNS names, or IPs).
+    /// A rotator whose leaves are for `names` (DNS names, or IPs; at
+    /// least one, else [`Webhook::bind`](super::Webhook::bind) fails).
     ///
     /// ```
     /// let r = kubeset_runtime::webhook::CertRotator::new(&["127.0.0.1"]);
@@ -175,6 +176,13 @@ impl CertRotator {
         provider: Arc<CryptoProvider>,
     ) -> Result<(Arc<Reloading>, Background), WebhookError> {
         self.lifetimes.check()?;
+        if self.names.is_empty() {
+            let reason = "a CertRotator needs at least one DNS name or IP for its leaf";
+            return Err(WebhookError::Generate {
+                what: "leaf",
+                source: reason.into(),
+            });
+        }
         let ca = SelfSignedCa::generate_for(&self.ca_name, self.lifetimes.ca)?;
         let meta = Cert {
             ca: 0,

@@ -638,6 +638,11 @@ pub async fn self_managed_failures_are_reported(client: Client, ns: &str) {
         e.contains("leaf_renew_before (15s)") && e.contains("leaf_lifetime (20s)"),
         "{e}"
     );
+    let nameless = probe_denier()
+        .bind("127.0.0.1:0", CertRotator::new(&[]))
+        .await;
+    let e = nameless.expect_err("no names").to_string();
+    assert!(e.contains("at least one DNS name or IP"), "{e}");
     let missing = CertRotator::new(&["127.0.0.1"]).validating(&client, "kubeset-no-such-config");
     let e = probe_denier()
         .bind("127.0.0.1:0", missing)
