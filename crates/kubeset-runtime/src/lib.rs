@@ -41,7 +41,7 @@
 //! | `events` | [`events`] | `events-v1`, `core-v1` |
 //! | `metrics` | [`metrics::Metrics`], `metrics::prometheus_client` | the `prometheus-client` crate |
 //! | `shard` | [`shard`]: controllers sharded across replicas on Leases | `leader` |
-//! | `webhook` | [`webhook`]: a typed admission and conversion webhook server over TLS, certificates reloaded from files, a self-signed CA, `caBundle` registration | `admissionregistration-v1`, `apiextensions-v1`; hyper's server, tokio-rustls, rcgen |
+//! | `webhook` | [`webhook`]: a typed admission and conversion webhook server over TLS; its certificate from files or a Secret (reloaded when they change) or self-managed (a CA and leaf renewed before expiry, `caBundle` re-registered); `caBundle` registration | `admissionregistration-v1`, `apiextensions-v1`, `core-v1` (the Secret); hyper's server, tokio-rustls, rcgen, time |
 //!
 //! # Porting from kube-rs
 //!
@@ -72,7 +72,7 @@
 //! | (none, kube-rs#1080 unstable) | [`SharedCaches`], [`SharedCache`] | client-go's `SharedInformerFactory` |
 //! | (none; controller-runtime's metrics) | [`metrics`] | controller-runtime's metric names |
 //! | (none) | [`leader`] | client-go's `leaderelection` |
-//! | `kube::core::admission` types only (a server of your own; certificate rotation is kube-rs#776) | [`webhook`] (feature `webhook`): typed validate/mutate handlers, the JSON patch computed, TLS from files reloaded when they change; conversion through a hub ([`webhook::Conversion`]) | controller-runtime's `webhook.Server` with typed validators/defaulters, `certwatcher`, and `conversion.Hub`/`Convertible` |
+//! | `kube::core::admission` types only (a server of your own; certificate rotation is kube-rs#776) | [`webhook`] (feature `webhook`): typed validate/mutate handlers, the JSON patch computed, TLS from files or a Secret reloaded when they change, or self-managed ([`webhook::CertRotator`]: CA overlap in the bundle); conversion through a hub ([`webhook::Conversion`]) | controller-runtime's `webhook.Server` with typed validators/defaulters, `certwatcher`, and `conversion.Hub`/`Convertible`; open-policy-agent/cert-controller's `CertRotator` (replaces CA and bundle at once) |
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -137,7 +137,7 @@
 #![cfg_attr(not(feature = "shard"), doc = "\n[`shard`]: #features")]
 #![cfg_attr(
     not(feature = "webhook"),
-    doc = "\n[`webhook`]: #features\n[`webhook::Conversion`]: #features"
+    doc = "\n[`webhook`]: #features\n[`webhook::Conversion`]: #features\n[`webhook::CertRotator`]: #features"
 )]
 
 pub mod backoff;

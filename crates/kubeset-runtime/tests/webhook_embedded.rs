@@ -124,3 +124,26 @@ async fn generated_names_reach_the_validating_webhooks() {
     let (_server, client) = server("generated").await;
     webhook_scenarios::generated_names_reach_the_validating_webhooks(client, "generated").await;
 }
+
+#[tokio::test]
+async fn certificate_served_from_a_secret() {
+    let (_server, client) = server("secret-source").await;
+    webhook_scenarios::cert_sources::certificate_served_from_a_secret(client, "secret-source")
+        .await;
+}
+
+#[tokio::test]
+async fn self_managed_rotation_across_expiry_loses_none() {
+    let (_server, client) = server("expiry").await;
+    webhook_scenarios::cert_sources::self_managed_rotation_across_expiry_loses_none(
+        client, "expiry",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn self_managed_failures_are_reported() {
+    let (_server, client) = server("rotator-failures").await;
+    webhook_scenarios::cert_sources::self_managed_failures_are_reported(client, "rotator-failures")
+        .await;
+}

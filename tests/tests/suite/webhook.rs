@@ -131,3 +131,22 @@ async fn webhook_generated_names_reach_the_validating_webhooks() {
     let ctx = connect!("webhook-generated");
     scenarios::generated_names_reach_the_validating_webhooks(ctx.client, &ctx.ns).await;
 }
+
+#[tokio::test]
+async fn webhook_certificate_served_from_a_secret() {
+    let ctx = connect!("webhook-secret-source");
+    scenarios::cert_sources::certificate_served_from_a_secret(ctx.client, &ctx.ns).await;
+}
+
+#[tokio::test]
+async fn webhook_self_managed_rotation_across_expiry_loses_none() {
+    let ctx = connect!("webhook-expiry");
+    scenarios::cert_sources::self_managed_rotation_across_expiry_loses_none(ctx.client, &ctx.ns)
+        .await;
+}
+
+#[tokio::test]
+async fn webhook_self_managed_failures_are_reported() {
+    let ctx = connect!("webhook-rotator-failures");
+    scenarios::cert_sources::self_managed_failures_are_reported(ctx.client, &ctx.ns).await;
+}

@@ -1,6 +1,7 @@
 //! The webhook layer's error.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// What went wrong starting the server, loading its certificate, making
 /// certificates or registering them. (A bad request is not an error here:
@@ -104,5 +105,46 @@ pub enum WebhookError {
     NoConversionWebhook {
         /// The CRD's name.
         name: String,
+    },
+    /// A certificate Secret could not be read through the API.
+    #[error("reading the Secret {namespace}/{name}: {source}")]
+    SecretRead {
+        /// The Secret's namespace.
+        namespace: String,
+        /// The Secret's name.
+        name: String,
+        /// The API error (boxed, as for [`WebhookError::Register`]).
+        #[source]
+        source: Box<kubeset_client::Error>,
+    },
+    /// A certificate Secret does not hold a usable pair (or `ca.crt`), or
+    /// is gone.
+    #[error("the Secret {namespace}/{name}: {reason}")]
+    SecretContent {
+        /// The Secret's namespace.
+        namespace: String,
+        /// The Secret's name.
+        name: String,
+        /// What is wrong, naming the key (`tls.crt`, `tls.key`, `ca.crt`).
+        reason: String,
+        /// rustls's error when the key does not fit the certificate
+        /// (boxed: the variant stays small).
+        #[source]
+        source: Option<Box<rustls::Error>>,
+    },
+    /// A [`CertRotator`](super::CertRotator) setting is out of range or
+    /// does not fit another.
+    #[error("the webhook certificate setting {name} ({value:?}) {rule} {bound_name} ({bound:?})")]
+    Lifetime {
+        /// The setting (`leaf_renew_before`).
+        name: &'static str,
+        /// Its value.
+        value: Duration,
+        /// How it must relate to the bound (`must be at most half of`).
+        rule: &'static str,
+        /// The other setting or limit (`leaf_lifetime`).
+        bound_name: &'static str,
+        /// Its value.
+        bound: Duration,
     },
 }

@@ -1,7 +1,8 @@
 //! A typed webhook server (feature `webhook`): validating and mutating
 //! admission handlers per kind and operation, and CRD conversion between
-//! typed versions through a hub, served over TLS from a certificate and
-//! key file pair that is reloaded when the files change.
+//! typed versions through a hub, served over TLS with a certificate from
+//! files or a Secret (reloaded when they change) or from a CA of the
+//! server's own, renewed before it expires.
 //!
 //! - [`Webhook`]: the routes. [`Webhook::validate`] registers a handler
 //!   that answers `Ok(warnings)` or [`Denied`]; [`Webhook::mutate`] one that
@@ -30,18 +31,65 @@
 //!   saying so; a review that does not decode is answered 400 naming the
 //!   serde path (`request.object.data.x`). A TLS handshake may take 10 s,
 //!   a request's headers 30 s.
-//! - [`CertFiles`]: the serving certificate and key, checked (a `stat` of
-//!   both files) on every new connection and every request; a changed
-//!   pair is loaded and swapped in for the next TLS handshakes, and
-//!   connections made with the older certificate are closed after their
-//!   current response (`Connection: close`), so clients move to the new
-//!   one without a failed request. A new pair that does not load
-//!   (unparsable, key not matching) keeps the old certificate and is
-//!   reported ([`TlsStats::last_error`], a `tracing` error) naming the file.
-//! - [`SelfSignedCa`]: a CA and leaf certificates for given DNS names and
-//!   IPs (rcgen), written as PEM files; [`set_ca_bundle`] patches its
-//!   `caBundle` into webhook configurations, [`set_conversion_ca_bundle`]
-//!   into a CRD's conversion webhook (self-registration).
+//! - The serving certificate comes from a [`CertSource`] given to
+//!   [`Webhook::bind`]; see "Certificates" below.
+//!
+//! # Certificates
+//!
+//! Which source:
+//!
+//! - [`CertFiles`]: a PEM pair on disk (a mounted Secret, cert-manager's
+//!   `Certificate`, a file you write). Checked (a `stat` of both files)
+//!   on every new connection and every request; a changed pair is loaded
+//!   for the next handshakes. Something else renews it.
+//! - [`SecretCert`]: a `kubernetes.io/tls` Secret (`tls.crt`, `tls.key`,
+//!   optional `ca.crt`) read through the API and watched by name, for a
+//!   webhook whose certificate someone else renews (cert-manager, a
+//!   controller of yours) without a volume mount or the kubelet's sync
+//!   delay of a mounted Secret. Several replicas may serve one Secret.
+//! - [`CertRotator`]: self-managed, for one replica: a CA of the
+//!   server's own and its leaf, in memory, renewed before they expire,
+//!   with every `caBundle` it was given (validating, mutating
+//!   configurations, a CRD's conversion webhook) re-registered on each CA
+//!   change ([`set_ca_bundle`], [`set_conversion_ca_bundle`]). A restart
+//!   makes a new CA and registers it.
+//!
+//! The refresh rule of [`CertRotator`]: a certificate is renewed its
+//! `renew_before` ahead of its `notAfter` (default 90 days, at most half
+//! its lifetime; a leaf cut short by its CA's expiry at half its life); a
+//! leaf never outlives its CA. A new CA joins the bundle beside the old
+//! one; once that bundle is registered everywhere and `bundle_settle` has
+//! passed (the API servers' time to load it), a leaf of the new CA is
+//! served, then the old CA leaves the bundle. So the served leaf always
+//! verifies against the registered bundle.
+//!
+//! Whatever the source, a new certificate is served from the next TLS
+//! handshake on; a handshake in flight finishes with the one it started
+//! with, and connections made with an older certificate are closed after
+//! their current response (`Connection: close`), so clients move to the
+//! new one without a failed request.
+//!
+//! What happens at each failure (the served certificate is always kept,
+//! and the failure is reported in [`TlsStats::last_error`] and
+//! [`TlsStats::failed_reloads`] and logged with `tracing`):
+//!
+//! - at [`Webhook::bind`]: files that do not load, a Secret that is
+//!   missing or does not hold a good pair, rotator settings that do not fit
+//!   ([`WebhookError::Lifetime`] naming both settings) or a registration
+//!   refused (a configuration that does not exist) are errors: nothing
+//!   is served;
+//! - later, files or a Secret that change to a bad pair (unparsable, a key
+//!   that does not fit), a Secret deleted: the last good pair is served
+//!   until a good one appears;
+//! - a rotator's step that fails (the API server unreachable, a
+//!   registration refused) is retried, 1 s doubling to 30 s; meanwhile a
+//!   leaf that is due is still renewed by its own (registered) CA, and a
+//!   leaf of a new CA is not served before its bundle is registered.
+//!
+//! [`SelfSignedCa`]: a CA and leaf certificates for given DNS names and
+//! IPs (rcgen), with a lifetime ([`SelfSignedCa::generate_for`],
+//! [`SelfSignedCa::issue_for`]), written as PEM files; what the rotator
+//! uses, for a rotation of your own.
 //!
 //! ```no_run
 //! use kubeset_client::admission::{AdmissionRequest, Operation};
@@ -77,8 +125,12 @@ mod error;
 mod handler;
 mod patch;
 mod register;
+mod rotation;
+mod rotator;
+mod secret;
 mod selfsigned;
 mod server;
+mod source;
 
 pub use certs::{CertFiles, TlsStats};
 pub use convert::{Conversion, ConversionError, Reviewed};
@@ -86,8 +138,11 @@ pub use error::WebhookError;
 pub use handler::{Denied, MutateHandler, Mutated, SideEffects, ValidateHandler};
 pub use patch::{PatchOp, json_diff};
 pub use register::{WebhookConfiguration, set_ca_bundle, set_conversion_ca_bundle};
+pub use rotator::CertRotator;
+pub use secret::SecretCert;
 pub use selfsigned::{LeafCert, SelfSignedCa};
 pub use server::WebhookServer;
+pub use source::CertSource;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! A self-signed CA and the leaf certificates it issues (rcgen).
 
 use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
@@ -25,11 +26,24 @@ use super::WebhookError;
 pub struct SelfSignedCa {
     cert_pem: String,
     issuer: Issuer<'static, KeyPair>,
+    not_after: SystemTime,
 }
 
 impl std::fmt::Debug for SelfSignedCa {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SelfSignedCa").finish_non_exhaustive()
+    }
+}
+
+/// How far back a certificate's `notBefore` is set, so that a client whose
+/// clock is behind still accepts it (cert-controller uses an hour too).
+const BACKDATE: Duration = Duration::from_secs(3600);
+
+/// `t` without its fraction of a second, as X.509 writes it.
+pub(crate) fn whole_seconds(t: SystemTime) -> SystemTime {
+    match t.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => SystemTime::UNIX_EPOCH + Duration::from_secs(d.as_secs()),
+        Err(_) => t,
     }
 }
 
@@ -66,6 +80,31 @@ impl SelfSignedCa {
     ///
     /// [`WebhookError::Generate`] when rcgen fails.
     pub fn generate(common_name: &str) -> Result<Self, WebhookError> {
+        Self::build(common_name, None)
+    }
+
+    /// [`generate`](Self::generate) with a CA valid from an hour ago (for
+    /// clocks behind) until `lifetime` from now.
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use kubeset_runtime::webhook::SelfSignedCa;
+    /// let ca = SelfSignedCa::generate_for("my-webhook-ca", Duration::from_secs(3600)).unwrap();
+    /// assert!(ca.not_after() <= SystemTime::now() + Duration::from_secs(3600));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`WebhookError::Generate`] when rcgen fails.
+    pub fn generate_for(common_name: &str, lifetime: Duration) -> Result<Self, WebhookError> {
+        let now = SystemTime::now();
+        Self::build(common_name, Some((now - BACKDATE, now + lifetime)))
+    }
+
+    fn build(
+        common_name: &str,
+        validity: Option<(SystemTime, SystemTime)>,
+    ) -> Result<Self, WebhookError> {
         let key = KeyPair::generate().map_err(generate_err("CA"))?;
         let mut params =
             CertificateParams::new(Vec::<String>::new()).map_err(generate_err("CA"))?;
@@ -78,11 +117,21 @@ impl SelfSignedCa {
             KeyUsagePurpose::CrlSign,
             KeyUsagePurpose::DigitalSignature,
         ];
+        if let Some((not_before, not_after)) = validity {
+            params.not_before = not_before.into();
+            params.not_after = not_after.into();
+        }
         let cert = params.self_signed(&key).map_err(generate_err("CA"))?;
         Ok(SelfSignedCa {
             cert_pem: cert.pem(),
+            not_after: whole_seconds(params.not_after.into()),
             issuer: Issuer::new(params, key),
         })
+    }
+
+    /// When the CA certificate expires (second precision, as X.509 has it).
+    pub fn not_after(&self) -> SystemTime {
+        self.not_after
     }
 
     /// The CA certificate (PEM), for `caBundle`.
@@ -98,6 +147,34 @@ impl SelfSignedCa {
     ///
     /// [`WebhookError::Generate`] for a name rcgen refuses or a failed signature.
     pub fn issue(&self, names: &[&str]) -> Result<LeafCert, WebhookError> {
+        self.issue_until(names, None)
+    }
+
+    /// [`issue`](Self::issue) with a leaf valid from an hour ago until
+    /// `lifetime` from now, or until the CA expires if that is sooner (a
+    /// leaf never outlives its CA).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kubeset_runtime::webhook::SelfSignedCa;
+    /// let ca = SelfSignedCa::generate_for("ca", Duration::from_secs(600)).unwrap();
+    /// let leaf = ca.issue_for(&["127.0.0.1"], Duration::from_secs(60)).unwrap();
+    /// assert!(leaf.cert_pem.starts_with("-----BEGIN CERTIFICATE-----"));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`WebhookError::Generate`] for a name rcgen refuses or a failed signature.
+    pub fn issue_for(&self, names: &[&str], lifetime: Duration) -> Result<LeafCert, WebhookError> {
+        let not_after = (SystemTime::now() + lifetime).min(self.not_after);
+        self.issue_until(names, Some(not_after))
+    }
+
+    fn issue_until(
+        &self,
+        names: &[&str],
+        not_after: Option<SystemTime>,
+    ) -> Result<LeafCert, WebhookError> {
         let key = KeyPair::generate().map_err(generate_err("leaf"))?;
         let sans: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
         let mut params = CertificateParams::new(sans).map_err(generate_err("leaf"))?;
@@ -109,6 +186,10 @@ impl SelfSignedCa {
             KeyUsagePurpose::KeyEncipherment,
         ];
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        if let Some(not_after) = not_after {
+            params.not_before = (SystemTime::now() - BACKDATE).into();
+            params.not_after = not_after.into();
+        }
         let cert = params
             .signed_by(&key, &self.issuer)
             .map_err(generate_err("leaf"))?;

@@ -19,10 +19,11 @@ use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
-use super::certs::{CertFiles, Reloading, TlsStats};
+use super::certs::{Reloading, TlsStats};
 use super::convert::ErasedConversion;
 use super::handler::{Route, SideEffects};
-use super::{Webhook, WebhookError};
+use super::rotator::Background;
+use super::{CertSource, Webhook, WebhookError};
 
 /// How long a client may take to finish the TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -49,6 +50,8 @@ pub struct WebhookServer {
     acceptor: TlsAcceptor,
     certs: Arc<Reloading>,
     app: Arc<App>,
+    /// The Secret watch or the rotator, run beside the server.
+    background: Option<Background>,
 }
 
 impl std::fmt::Debug for WebhookServer {
@@ -67,7 +70,11 @@ struct App {
 }
 
 impl Webhook {
-    /// Loads the certificate pair and binds `addr` (`127.0.0.1:0` picks a port).
+    /// Loads the first certificate from `certs` (a [`CertFiles`](super::CertFiles),
+    /// a [`SecretCert`](super::SecretCert), a [`CertRotator`](super::CertRotator))
+    /// and binds `addr` (`127.0.0.1:0` picks a port). A Secret is read and
+    /// a rotator makes its CA and registers it now; they keep the
+    /// certificate current while [`WebhookServer::run`] runs.
     ///
     /// ```no_run
     /// # async fn f() -> Result<(), kubeset_runtime::webhook::WebhookError> {
@@ -80,18 +87,21 @@ impl Webhook {
     /// # Errors
     ///
     /// A file that does not load ([`WebhookError::ReadFile`],
-    /// [`WebhookError::Pem`], [`WebhookError::KeyMismatch`]) or an address
+    /// [`WebhookError::Pem`], [`WebhookError::KeyMismatch`]), a Secret that
+    /// does not ([`WebhookError::SecretRead`], [`WebhookError::SecretContent`]),
+    /// a rotator's settings ([`WebhookError::Lifetime`]) or registration
+    /// ([`WebhookError::Register`]), or an address
     /// that does not bind ([`WebhookError::Bind`]); a conversion table
     /// that is wrong or a path with both admission and conversion handlers
     /// ([`WebhookError::Routes`]).
     pub async fn bind(
         self,
         addr: impl ToSocketAddrs + std::fmt::Debug,
-        certs: CertFiles,
+        certs: impl Into<CertSource>,
     ) -> Result<WebhookServer, WebhookError> {
         self.check_routes()?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let certs = Arc::new(Reloading::load(certs, provider.clone())?);
+        let (certs, background) = certs.into().start(provider.clone()).await?;
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|source| WebhookError::Tls { source })?
@@ -113,6 +123,7 @@ impl Webhook {
                 webhook: self,
                 certs,
             }),
+            background,
         })
     }
 }
@@ -148,9 +159,10 @@ impl WebhookServer {
 
     /// Serves until `shutdown` completes; then stops accepting, lets each
     /// connection finish the request it is answering and closes it.
-    pub async fn run(self, shutdown: impl Future<Output = ()> + Send) {
+    pub async fn run(mut self, shutdown: impl Future<Output = ()> + Send) {
         let stop = CancellationToken::new();
         let mut connections = JoinSet::new();
+        let background = self.background.take().map(tokio::spawn);
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
@@ -175,6 +187,9 @@ impl WebhookServer {
         }
         stop.cancel();
         while connections.join_next().await.is_some() {}
+        if let Some(task) = background {
+            task.abort();
+        }
     }
 }
 

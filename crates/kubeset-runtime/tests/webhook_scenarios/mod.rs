@@ -35,6 +35,8 @@ use rt::webhook::{Denied, Mutated, Webhook, WebhookServer};
 mod certs;
 use certs::TestCerts;
 
+pub mod cert_sources;
+
 const PROBE_TIMEOUT: Duration = Duration::from_secs(90);
 
 fn ok<T, E: std::fmt::Display>(what: &str, r: Result<T, E>) -> T {
