@@ -12,6 +12,8 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 
+use kubeset_client::rest::ErrorChain;
+
 use super::WebhookError;
 
 /// The largest certificate or key file read: 1 MiB.
@@ -264,8 +266,8 @@ impl Reloading {
     }
 
     /// Records a failure of the source (the served certificate is kept).
-    pub(crate) fn reject(&self, error: &dyn std::error::Error) {
-        let message = error_chain(error);
+    pub(crate) fn reject(&self, error: &(dyn std::error::Error + 'static)) {
+        let message = ErrorChain(error).to_string();
         tracing::error!(
             "webhook: keeping the certificate served from {}: {message}",
             self.origin
@@ -303,7 +305,7 @@ impl Reloading {
                     );
                 }
                 Err(e) => {
-                    let message = error_chain(&e);
+                    let message = ErrorChain(&e).to_string();
                     tracing::error!("webhook: keeping the old certificate: {message}");
                     state.last_error = Some(message);
                     self.shared.failed.fetch_add(1, Ordering::Relaxed);
@@ -322,22 +324,6 @@ impl ResolvesServerCert for Reloading {
         }
         Some(state.current.clone())
     }
-}
-
-/// The error and its sources, each once: a `Display` that already ends
-/// with its source's text (as [`WebhookError`]'s do) is not repeated.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut out = error.to_string();
-    let mut source = error.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.ends_with(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }
 
 fn read_limited(path: &Path) -> Result<Vec<u8>, WebhookError> {
