@@ -15,8 +15,6 @@
 #[path = "../../tests/layers/mod.rs"]
 mod layers;
 
-use std::path::{Path, PathBuf};
-
 /// The layers, lowest first (every node placed).
 const LAYERS: &[&[&str]] = &[
     // The specs as read, and the `.proto` reader with its error.
@@ -40,9 +38,7 @@ const LAYERS: &[&[&str]] = &[
     &["emit_client", "emit_schema", "proto::emit", "crd"],
 ];
 
-fn src_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
+layers::layer_tests!(LAYERS, node_of, "proto::emit" => "emit");
 
 fn node_of(path: &[String]) -> Option<String> {
     match (path.first()?.as_str(), path.get(1).map(String::as_str)) {
@@ -74,24 +70,4 @@ fn proto_parts_are_nodes_of_their_own() {
         Some("ir::lowering")
     );
     assert_eq!(node_of(&path(&["ir", "Ty"])).as_deref(), Some("ir"));
-}
-
-#[test]
-fn modules_import_without_a_cycle() {
-    let graph = layers::graph(&src_dir(), node_of);
-    assert!(
-        graph["proto::emit"].contains("emit"),
-        "the reader sees proto::emit → emit"
-    );
-    layers::assert_no_cycle(&graph);
-}
-
-#[test]
-fn each_layer_imports_only_lower_layers() {
-    layers::assert_layers(&layers::graph(&src_dir(), node_of), LAYERS);
-}
-
-#[test]
-fn functions_fit_a_screen_or_two() {
-    layers::assert_short_functions(&src_dir());
 }

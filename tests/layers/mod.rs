@@ -490,6 +490,46 @@ pub fn assert_short_functions(src: &Path) {
     );
 }
 
+/// The three checks of a crate's `tests/layers.rs`, as tests: no import
+/// cycle (and the reader sees the named import `from → to`, so a reader
+/// that finds nothing cannot pass), the layer table, short functions.
+/// `node_of` maps a module path to its node ([`top_level`] for plain
+/// top-level modules).
+///
+/// ```ignore
+/// layers::layer_tests!(LAYERS, layers::top_level, "api_typed" => "url");
+/// ```
+macro_rules! layer_tests {
+    ($layers:expr, $node_of:expr, $from:literal => $to:literal) => {
+        fn src_dir() -> std::path::PathBuf {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+        }
+
+        #[test]
+        fn modules_import_without_a_cycle() {
+            let graph = layers::graph(&src_dir(), $node_of);
+            assert!(
+                graph.get($from).is_some_and(|deps| deps.contains($to)),
+                "the reader sees {} → {}",
+                $from,
+                $to
+            );
+            layers::assert_no_cycle(&graph);
+        }
+
+        #[test]
+        fn each_layer_imports_only_lower_layers() {
+            layers::assert_layers(&layers::graph(&src_dir(), $node_of), $layers);
+        }
+
+        #[test]
+        fn functions_fit_a_screen_or_two() {
+            layers::assert_short_functions(&src_dir());
+        }
+    };
+}
+pub(crate) use layer_tests;
+
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| (*s).to_owned()).collect()
 }

@@ -13,8 +13,6 @@
 #[path = "../../../tests/layers/mod.rs"]
 mod layers;
 
-use std::path::{Path, PathBuf};
-
 /// The parts of `types/` that are made of models.
 const ON_MODELS: &[&str] = &["list", "watch", "status", "json_schema"];
 
@@ -34,33 +32,11 @@ const LAYERS: &[&[&str]] = &[
     &["protobuf", "schema", "layout"],
 ];
 
-fn src_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
+layers::layer_tests!(LAYERS, node_of, "api" => "apimachinery");
 
 fn node_of(path: &[String]) -> Option<String> {
     match (path.first()?.as_str(), path.get(1).map(String::as_str)) {
         ("types", Some(part)) if ON_MODELS.contains(&part) => Some("types::models".to_owned()),
         (first, _) => Some(first.to_owned()),
     }
-}
-
-#[test]
-fn modules_import_without_a_cycle() {
-    let graph = layers::graph(&src_dir(), node_of);
-    assert!(
-        graph["api"].contains("apimachinery"),
-        "the reader sees api → apimachinery"
-    );
-    layers::assert_no_cycle(&graph);
-}
-
-#[test]
-fn each_layer_imports_only_lower_layers() {
-    layers::assert_layers(&layers::graph(&src_dir(), node_of), LAYERS);
-}
-
-#[test]
-fn functions_fit_a_screen_or_two() {
-    layers::assert_short_functions(&src_dir());
 }

@@ -9,8 +9,6 @@
 #[path = "../../../tests/layers/mod.rs"]
 mod layers;
 
-use std::path::{Path, PathBuf};
-
 /// The layers, lowest first: a module may import only modules of a lower
 /// layer. Every module has its place here (a new one is placed when it is
 /// added).
@@ -54,26 +52,4 @@ const LAYERS: &[&[&str]] = &[
     &["ws"],
 ];
 
-fn src_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
-
-#[test]
-fn modules_import_without_a_cycle() {
-    let graph = layers::graph(&src_dir(), layers::top_level);
-    assert!(
-        graph["request"].contains("execute"),
-        "the reader sees request → execute"
-    );
-    layers::assert_no_cycle(&graph);
-}
-
-#[test]
-fn each_layer_imports_only_lower_layers() {
-    layers::assert_layers(&layers::graph(&src_dir(), layers::top_level), LAYERS);
-}
-
-#[test]
-fn functions_fit_a_screen_or_two() {
-    layers::assert_short_functions(&src_dir());
-}
+layers::layer_tests!(LAYERS, layers::top_level, "request" => "execute");

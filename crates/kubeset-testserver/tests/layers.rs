@@ -23,8 +23,6 @@
 #[path = "../../../tests/layers/mod.rs"]
 mod layers;
 
-use std::path::{Path, PathBuf};
-
 /// The schema compiler's submodules of `admission` (one node).
 const COMPILER: &[&str] = &["schema", "cel", "validate", "format", "shape"];
 
@@ -96,9 +94,7 @@ const LAYERS: &[&[&str]] = &[
     &["admin"],
 ];
 
-fn src_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
+layers::layer_tests!(LAYERS, node_of, "http" => "verbs");
 
 /// The node of a module path: its top-level module, or
 /// `admission::schema` for the schema compiler, `admission::builtin` for
@@ -132,28 +128,4 @@ fn admission_parts_are_nodes_of_their_own() {
         node_of(&strings(&["admission", "builtin", "pod"])).as_deref(),
         Some("admission::builtin")
     );
-}
-
-#[test]
-fn modules_import_without_a_cycle() {
-    let graph = layers::graph(&src_dir(), node_of);
-    assert!(
-        graph["http"].contains("verbs"),
-        "the reader sees http → verbs"
-    );
-    layers::assert_no_cycle(&graph);
-}
-
-#[test]
-fn each_layer_imports_only_lower_layers() {
-    layers::assert_layers(&layers::graph(&src_dir(), node_of), LAYERS);
-}
-
-#[test]
-fn functions_fit_a_screen_or_two() {
-    assert!(
-        layers::rust_files(&src_dir()).len() > 50,
-        "the crate's sources are read"
-    );
-    layers::assert_short_functions(&src_dir());
 }
