@@ -69,6 +69,7 @@ mod auth;
 mod bounds;
 mod conns;
 mod controllers;
+mod conversion;
 mod defaults;
 mod deletion;
 mod discovery;

@@ -56,6 +56,10 @@ pub(crate) struct Resource {
     /// `.spec.color`), selectable in `fieldSelector` besides
     /// `metadata.name` and `metadata.namespace`.
     pub(crate) selectable_fields: Arc<[String]>,
+    /// The CRD's conversion webhook (`conversion.strategy: Webhook`):
+    /// objects are stored in its storage version and converted by it
+    /// ([`crate::conversion`]); `None` for every other resource.
+    pub(crate) conversion: Option<Arc<crate::conversion::Webhook>>,
 }
 
 impl Resource {
@@ -124,6 +128,7 @@ impl Resource {
             compiled: None,
             printer_columns: Vec::new(),
             selectable_fields: Arc::from([]),
+            conversion: None,
         }
     }
 }
@@ -250,6 +255,7 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
         printer_columns: Vec::new(),
         selectable_fields: Arc::from([]),
         categories: strings(&names["categories"]),
+        conversion: crate::conversion::Webhook::of_crd(crd),
     };
     served_versions(crd)
         .filter_map(|v| version_resource(&base, spec, v))
