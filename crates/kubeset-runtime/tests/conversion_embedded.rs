@@ -71,3 +71,10 @@ async fn failed_conversions_answer_as_the_real_server() {
     conversion_scenarios::failed_conversions_answer_as_the_real_server(&c).await;
     c.stop().await;
 }
+
+#[tokio::test]
+async fn hostile_answers_fail_the_read() {
+    let (_server, c) = converting("hostile").await;
+    conversion_scenarios::hostile_answers_fail_the_read(&c).await;
+    c.stop().await;
+}

@@ -172,8 +172,14 @@ pub(crate) fn read_answer(body: &[u8], uid: &str, version: &str) -> Result<Vec<V
     if version == "v1" {
         let (av, kind) = (api_version(&v), v["kind"].as_str().unwrap_or_default());
         if av != "apiextensions.k8s.io/v1" || kind != "ConversionReview" {
+            // Go prints a group-version without a group as `/version`.
+            let gv = if av.contains('/') {
+                av.to_owned()
+            } else {
+                format!("/{av}")
+            };
             return Err(format!(
-                "expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got {av}, Kind={kind}"
+                "expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got {gv}, Kind={kind}"
             ));
         }
     }
@@ -201,24 +207,70 @@ pub(crate) fn read_answer(body: &[u8], uid: &str, version: &str) -> Result<Vec<V
     }
 }
 
+/// What upstream's checks of a converted object found wrong, by the
+/// check that found it (its messages name them differently).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Invalid {
+    /// Not an object, or another version or kind than asked for.
+    Type(String),
+    /// Another name, namespace or uid (`validateConvertedObject`).
+    Object(String),
+    /// Metadata that cannot be restored (`restoreObjectMeta`).
+    Metadata(String),
+}
+
+impl Invalid {
+    /// The message of a single object's failed conversion.
+    pub(crate) fn single(&self, source: &str) -> String {
+        match self {
+            Invalid::Type(w) => {
+                format!("conversion webhook for {source} returned invalid object at index 0: {w}")
+            }
+            Invalid::Object(w) => {
+                format!("conversion webhook for {source} returned invalid object: {w}")
+            }
+            Invalid::Metadata(w) => {
+                format!("conversion webhook for {source} returned invalid metadata: {w}")
+            }
+        }
+    }
+
+    /// The message of a list's failed conversion at `index` (upstream
+    /// counts it from 1 here, having moved past the object).
+    pub(crate) fn in_list(&self, source: &str, index: usize) -> String {
+        match self {
+            Invalid::Type(w) | Invalid::Object(w) => format!(
+                "conversion webhook for {source} returned invalid converted object at index {index}: {w}"
+            ),
+            Invalid::Metadata(w) => format!(
+                "conversion webhook for {source} returned invalid metadata in object at index {index}: {w}"
+            ),
+        }
+    }
+}
+
 /// The object `converted` the webhook answered for `original`, checked
 /// as upstream checks it (`desired` version, same kind, name, namespace
 /// and uid) and given the original's metadata but for its own labels and
 /// annotations; `Err` says what was wrong.
-pub(crate) fn merge(original: &Value, converted: Value, desired: &str) -> Result<Value, String> {
+pub(crate) fn merge(original: &Value, converted: Value, desired: &str) -> Result<Value, Invalid> {
     let Value::Object(mut out) = converted else {
-        return Err("the converted object is not an object".into());
+        return Err(Invalid::Type(
+            "the converted object is not an object".into(),
+        ));
     };
     let got = out.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     if got != desired {
-        return Err(format!(
+        return Err(Invalid::Type(format!(
             "invalid groupVersion (expected {desired}, received {got})"
-        ));
+        )));
     }
     let kind = |m: Option<&Value>| m.and_then(Value::as_str).unwrap_or("").to_owned();
     let (want, have) = (kind(original.get("kind")), kind(out.get("kind")));
     if want != have {
-        return Err(format!("invalid kind (expected {want}, received {have})"));
+        return Err(Invalid::Type(format!(
+            "invalid kind (expected {want}, received {have})"
+        )));
     }
     let meta = |v: Option<&Value>, k: &str| {
         v.and_then(|m| m.get(k))
@@ -232,18 +284,24 @@ pub(crate) fn merge(original: &Value, converted: Value, desired: &str) -> Result
             meta(out.get("metadata"), field),
         );
         if a != b {
-            return Err(format!("must have the same {word}: {a} != {b}"));
+            return Err(Invalid::Object(format!(
+                "must have the same {word}: {a} != {b}"
+            )));
         }
     }
     let answered = match out.remove("metadata") {
         Some(Value::Object(m)) => m,
         Some(other) => {
-            return Err(format!(
+            return Err(Invalid::Metadata(format!(
                 "invalid metadata of type {} in converted object",
                 type_name(&other)
+            )));
+        }
+        None => {
+            return Err(Invalid::Metadata(
+                "missing metadata in converted object".into(),
             ));
         }
-        None => return Err("missing metadata in converted object".into()),
     };
     let mut metadata = match original.get("metadata") {
         Some(Value::Object(m)) => m.clone(),
@@ -256,18 +314,18 @@ pub(crate) fn merge(original: &Value, converted: Value, desired: &str) -> Result
             }
             Some(Value::Object(m)) => {
                 if let Some((k, v)) = m.iter().find(|(_, v)| !v.is_string()) {
-                    return Err(format!(
+                    return Err(Invalid::Metadata(format!(
                         "metadata.{field}[{k}] must be a string, but is {} in converted object",
                         type_name(v)
-                    ));
+                    )));
                 }
                 metadata.insert(field.into(), Value::Object(m.clone()));
             }
             Some(other) => {
-                return Err(format!(
+                return Err(Invalid::Metadata(format!(
                     "invalid metadata.{field} of type {} in converted object",
                     type_name(other)
-                ));
+                )));
             }
         }
     }
@@ -434,7 +492,7 @@ pub(crate) fn to_storage(res: &Resource, obj: Value) -> Result<Value, ApiError> 
 mod tests {
     use serde_json::json;
 
-    use super::{key, merge, read_answer};
+    use super::{Invalid, key, merge, read_answer};
 
     fn person(version: &str) -> serde_json::Value {
         json!({"apiVersion": format!("conv.kubeset.dev/{version}"), "kind": "Person",
@@ -461,26 +519,39 @@ mod tests {
         let orig = person("v1");
         let e = merge(&orig, person("v3"), "conv.kubeset.dev/v2").expect_err("version");
         assert_eq!(
-            e,
-            "invalid groupVersion (expected conv.kubeset.dev/v2, received conv.kubeset.dev/v3)"
+            e.single("conv.kubeset.dev/v1, Kind=Person"),
+            "conversion webhook for conv.kubeset.dev/v1, Kind=Person returned invalid object at index 0: \
+             invalid groupVersion (expected conv.kubeset.dev/v2, received conv.kubeset.dev/v3)"
         );
         let mut other = person("v2");
         other["kind"] = json!("Robot");
         let e = merge(&orig, other, "conv.kubeset.dev/v2").expect_err("kind");
-        assert_eq!(e, "invalid kind (expected Person, received Robot)");
+        assert_eq!(
+            e,
+            Invalid::Type("invalid kind (expected Person, received Robot)".into())
+        );
         let mut renamed = person("v2");
         renamed["metadata"]["name"] = json!("bob");
         let e = merge(&orig, renamed, "conv.kubeset.dev/v2").expect_err("name");
-        assert_eq!(e, "must have the same name: ada != bob");
+        assert_eq!(
+            e.in_list("X", 1),
+            "conversion webhook for X returned invalid converted object at index 1: \
+             must have the same name: ada != bob"
+        );
         let mut bad = person("v2");
         bad["metadata"]["labels"] = json!({"x": 1});
         let e = merge(&orig, bad, "conv.kubeset.dev/v2").expect_err("label");
         assert_eq!(
             e,
-            "metadata.labels[x] must be a string, but is float64 in converted object"
+            Invalid::Metadata(
+                "metadata.labels[x] must be a string, but is float64 in converted object".into()
+            )
         );
         let e = merge(&orig, json!([1]), "conv.kubeset.dev/v2").expect_err("array");
-        assert_eq!(e, "the converted object is not an object");
+        assert_eq!(
+            e,
+            Invalid::Type("the converted object is not an object".into())
+        );
     }
 
     #[test]
@@ -503,7 +574,7 @@ mod tests {
         assert!(read_answer(b"not json", uid, "v1").is_err());
         assert_eq!(
             read_answer(b"{}", uid, "v1").expect_err("kind"),
-            "expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got , Kind="
+            "expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got /, Kind="
         );
     }
 

@@ -43,6 +43,8 @@ use rt::webhook::{Conversion, Reviewed, Webhook, set_conversion_ca_bundle};
 mod certs;
 use certs::TestCerts;
 
+mod hostile;
+
 /// The group of the scenarios' kind.
 pub const GROUP: &str = "scenarios.conversion.kubeset.dev";
 
@@ -201,7 +203,7 @@ pub struct Converting {
     url: String,
     stop: CancellationToken,
     task: tokio::task::JoinHandle<()>,
-    _certs: TestCerts,
+    certs: TestCerts,
 }
 
 impl Converting {
@@ -243,7 +245,7 @@ impl Converting {
             url,
             stop,
             task,
-            _certs: certs,
+            certs,
         };
         eventually(WAIT, "the v1 kind to be served", || async {
             c.v1()
@@ -636,4 +638,88 @@ pub async fn failed_conversions_answer_as_the_real_server(c: &Converting) {
         (429, unready.as_str())
     );
     c.call_at(&c.url).await;
+}
+
+/// Answers a conversion webhook must not give (too few objects, another
+/// version or kind, a renamed object, another uid, a failure without a
+/// message, not JSON, past 3 MiB) fail the read, as kube-apiserver fails
+/// it: 500 without reason, upstream's message (the words of a JSON or
+/// size error are each server's own: only their start is compared).
+pub async fn hostile_answers_fail_the_read(c: &Converting) {
+    let hostile = hostile::Hostile::start(&c.certs).await;
+    let at_v2 = c.v2();
+    let source = format!("conversion webhook for {GROUP}/v1, Kind=Person");
+    let exact = [
+        ("/count", format!("{source} returned 0 objects, expected 1")),
+        (
+            "/version",
+            format!(
+                "{source} returned invalid object at index 0: invalid groupVersion \
+                 (expected {GROUP}/v2, received {GROUP}/v9)"
+            ),
+        ),
+        (
+            "/kind",
+            format!(
+                "{source} returned invalid object at index 0: invalid kind \
+                 (expected Person, received Robot)"
+            ),
+        ),
+        (
+            "/rename",
+            format!("{source} returned invalid object: must have the same name: probe != other"),
+        ),
+        (
+            "/failure",
+            format!("{source} failed: response.result.status was 'Failure', not 'Success'"),
+        ),
+    ];
+    for (path, want) in &exact {
+        let (code, reason, message) = failing_get(c, &at_v2, &hostile, path).await;
+        assert_eq!(
+            (code, reason.as_str(), message.as_str()),
+            (500, "Unknown(\"\")", want.as_str()),
+            "{path}"
+        );
+    }
+    for path in ["/uid", "/garbage", "/huge"] {
+        let (code, reason, message) = failing_get(c, &at_v2, &hostile, path).await;
+        println!("{path}: {code} {reason} {message}");
+        assert_eq!((code, reason.as_str()), (500, "Unknown(\"\")"), "{path}");
+        assert!(
+            message.starts_with(&format!("{source} failed: ")),
+            "{path}: {message}"
+        );
+        if path == "/uid" {
+            assert!(
+                message.ends_with(", got \"not-the-request-uid\""),
+                "{path}: {message}"
+            );
+        }
+    }
+    c.call_at(&c.url).await;
+    eventually(WAIT, "reads through the good webhook again", || async {
+        at_v2.get("probe").await.ok()
+    })
+    .await;
+}
+
+/// Points the CRD at `path` of `hostile` and gets `probe` at v2 until a
+/// get that reached it fails: its code, reason and message.
+async fn failing_get(
+    c: &Converting,
+    at_v2: &Api<v2::Person>,
+    hostile: &hostile::Hostile,
+    path: &str,
+) -> (u16, String, String) {
+    c.call_at(&format!("{}{path}", hostile.base)).await;
+    eventually(WAIT, &format!("a get through {path}"), || async {
+        let before = hostile.calls(path);
+        let r = at_v2.get("probe").await;
+        if hostile.calls(path) == before {
+            return None;
+        }
+        Some(failure(path, r))
+    })
+    .await
 }

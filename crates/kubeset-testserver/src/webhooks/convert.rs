@@ -52,12 +52,11 @@ pub(crate) async fn convert(
     let mut out = objects;
     for (n, (i, c)) in sent.into_iter().zip(converted).enumerate() {
         let merged = conversion::merge(&out[i], c, desired).map_err(|why| {
-            let at = if single {
-                "returned invalid object".to_owned()
+            conversion::failed(&if single {
+                why.single(&source)
             } else {
-                format!("returned invalid converted object at index {n}")
-            };
-            conversion::failed(&format!("conversion webhook for {source} {at}: {why}"))
+                why.in_list(&source, n + 1)
+            })
         })?;
         out[i] = merged;
     }
