@@ -78,3 +78,10 @@ async fn hostile_answers_fail_the_read() {
     conversion_scenarios::hostile_answers_fail_the_read(&c).await;
     c.stop().await;
 }
+
+#[tokio::test]
+async fn a_server_side_apply_to_the_other_version() {
+    let (_server, c) = converting("applied").await;
+    conversion_scenarios::a_server_side_apply_to_the_other_version(&c, true).await;
+    c.stop().await;
+}

@@ -460,6 +460,7 @@ async fn conversion_scenarios_shared_with_the_embedded_server() {
     scenarios::a_list_converts_objects_written_in_both_versions(&c, false).await;
     scenarios::a_watch_sees_an_update_written_in_the_other_version(&c).await;
     scenarios::a_merge_patch_to_the_other_version(&c, false).await;
+    scenarios::a_server_side_apply_to_the_other_version(&c, false).await;
     scenarios::failed_conversions_answer_as_the_real_server(&c).await;
     scenarios::hostile_answers_fail_the_read(&c).await;
     c.stop().await;

@@ -39,6 +39,9 @@ use k::params::{DeleteParams, ListParams, PatchParams, PostParams, WatchParams};
 use k::{Api, Client, CustomResourceExt, Error, Patch, WatchEvent, merge_crds};
 use rt::webhook::{Conversion, Reviewed, Webhook, set_conversion_ca_bundle};
 
+// The realkube suite links this beside `webhook_scenarios`, which has
+// the same file as its own module: one copy each, nothing shared.
+#[allow(clippy::duplicate_mod)]
 #[path = "../webhook_scenarios/certs.rs"]
 mod certs;
 use certs::TestCerts;
@@ -532,6 +535,57 @@ pub async fn a_merge_patch_to_the_other_version(c: &Converting, embedded: bool) 
     }
     let stored = ok("get at v1", at_v1.get("byron").await);
     assert_eq!(stored.spec.name, "Ada Byron");
+}
+
+/// A server-side apply sent to v2 creates the object (stored converted
+/// to v1), then changes it, each read back at v1.
+pub async fn a_server_side_apply_to_the_other_version(c: &Converting, embedded: bool) {
+    let (at_v1, at_v2) = (c.v1(), c.v2());
+    let config = |last: &str| {
+        json!({"apiVersion": format!("{GROUP}/v2"), "kind": "Person",
+               "metadata": {"name": "applied"}, "spec": {"first": "Mary", "last": last}})
+    };
+    let params = PatchParams::apply("conversion-scenarios");
+    let mark = c.reviews.mark();
+    let created = ok(
+        "apply at v2 (create)",
+        at_v2
+            .patch("applied", &params, &Patch::Apply(config("Shelley")))
+            .await,
+    );
+    assert_eq!(created.spec, person2("", "Mary", "Shelley").spec);
+    if embedded {
+        assert_eq!(
+            c.reviews.since(mark),
+            [("v1".to_owned(), 1), ("v2".to_owned(), 1)]
+        );
+    }
+    assert_eq!(
+        ok("get at v1", at_v1.get("applied").await).spec.name,
+        "Mary Shelley"
+    );
+    let mark = c.reviews.mark();
+    let changed = ok(
+        "apply at v2 (update)",
+        at_v2
+            .patch("applied", &params, &Patch::Apply(config("Wollstonecraft")))
+            .await,
+    );
+    assert_eq!(changed.spec, person2("", "Mary", "Wollstonecraft").spec);
+    if embedded {
+        assert_eq!(
+            c.reviews.since(mark),
+            [
+                ("v2".to_owned(), 1),
+                ("v1".to_owned(), 1),
+                ("v2".to_owned(), 1)
+            ]
+        );
+    }
+    assert_eq!(
+        ok("get at v1", at_v1.get("applied").await).spec.name,
+        "Mary Wollstonecraft"
+    );
 }
 
 /// The client's view of a failed request: code, reason, message.

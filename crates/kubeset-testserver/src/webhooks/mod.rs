@@ -77,8 +77,11 @@
 //! writes (garbage collection, namespace deletion) keep the storage
 //! version (they change metadata only, as upstream's); labels and
 //! annotations a conversion changes are only checked to be strings
-//! (upstream validates them as on a write); `clientConfig.service` cannot
-//! be resolved (the conversion fails as an unreachable webhook).
+//! (upstream validates them as on a write); an answer past 3 MiB fails
+//! (upstream reads it whole); a JSON error's words are serde's, not Go's;
+//! `clientConfig.service` cannot be resolved (the conversion fails as an
+//! unreachable webhook), and a webhook without `caBundle` is not trusted
+//! (no system roots).
 //!
 //! Not done: a collection's DELETE and CONNECT are not sent to webhooks; a
 //! DELETE's `dryRun` is read from the query only (not the body's
