@@ -460,7 +460,7 @@ async fn dispatch(
         (&Method::GET, Some(n), None) => return verbs::get(&call, n).await,
         (&Method::GET, Some(n), Some("status")) if call.status_separate => {
             let obj = call.store().get(&call.res, &call.ns, n)?;
-            let obj = crate::webhooks::convert::read_one(&call.res, obj).await?;
+            let obj = crate::conversion::call::read_one(&call.res, obj).await?;
             return Ok(call.reply(200, &obj));
         }
         (&Method::GET, Some(n), Some("log")) if is_pods => return verbs::log(&call, n),
@@ -479,7 +479,7 @@ async fn dispatch(
     // missing (then nothing was stored and it runs again).
     let memo = Arc::new(crate::conversion::Memo::default());
     let stored = name.and_then(|n| call.store().get_stored(&call.res, &call.ns, n));
-    crate::webhooks::convert::prefetch(&call.res, &hook, stored, &memo).await?;
+    crate::conversion::call::prefetch(&call.res, &hook, stored, &memo).await?;
     for _ in 0..CONVERSION_ROUNDS {
         let r = memo
             .scope(admitted(&mut call, &method, name, sub, &body))
@@ -488,7 +488,7 @@ async fn dispatch(
         if memo.committed() || missing.is_empty() {
             return r;
         }
-        crate::webhooks::convert::fetch(&call.res, &hook, &memo, missing).await?;
+        crate::conversion::call::fetch(&call.res, &hook, &memo, missing).await?;
     }
     Err(ApiError::internal(
         "the conversions of the write did not settle (the object kept changing)",

@@ -115,6 +115,7 @@ mod util;
 mod validation;
 mod verbs;
 mod watch;
+mod webhook_client;
 mod webhooks;
 mod wire;
 

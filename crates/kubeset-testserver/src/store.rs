@@ -124,7 +124,7 @@ fn set_meta(v: &mut Value, key: &str, value: Value) {
 /// A resource with a conversion webhook is converted from the running
 /// write's memo ([`conversion::from_memo`]); outside a client's write, or
 /// before the conversion is fetched, the object stays in the version it
-/// is stored in (unpruned: [`crate::webhooks::convert`] converts reads).
+/// is stored in (unpruned: [`crate::conversion::call`] converts reads).
 pub(crate) fn as_version(res: &Resource, v: Value) -> Value {
     if res.conversion.is_some() {
         return match conversion::from_memo(v, &res.api_version()) {

@@ -228,7 +228,7 @@ pub(crate) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         limit,
         call.query.get("continue").filter(|c| !c.is_empty()),
     )?;
-    page.items = crate::webhooks::convert::read(&call.res, page.items)
+    page.items = crate::conversion::call::read(&call.res, page.items)
         .await
         .map_err(|e| crate::conversion::not_ready(&call.res, &e))?;
     if call.wants_table() {
@@ -268,7 +268,7 @@ pub(crate) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 /// GET of one object, as itself or a one-row Table.
 pub(crate) async fn get(call: &Call<'_>, name: &str) -> Result<Response<Body>, ApiError> {
     let obj = call.store().get(&call.res, &call.ns, name)?;
-    let obj = crate::webhooks::convert::read_one(&call.res, obj).await?;
+    let obj = crate::conversion::call::read_one(&call.res, obj).await?;
     if call.wants_table() {
         let t = table::table(
             &call.res,

@@ -126,7 +126,7 @@ impl WatchRequest {
     /// watched version one at a time); `false` when the watch ended.
     ///
     /// A resource with a conversion webhook converts them in one review
-    /// ([`crate::webhooks::convert::read`]); a failed conversion ends the
+    /// ([`crate::conversion::call::read`]); a failed conversion ends the
     /// watch with an `ERROR` event, the 429 kube-apiserver refuses such a
     /// watch with ([`crate::conversion::not_ready`]).
     async fn send_initial(&self, w: &Writer, items: &[(String, Arc<Value>)], rv: u64) -> bool {
@@ -137,7 +137,7 @@ impl WatchRequest {
             })
             .map(|(_, obj)| store::as_version(&self.res, Value::clone(obj)))
             .collect();
-        let shown = match crate::webhooks::convert::read(&self.res, shown).await {
+        let shown = match crate::conversion::call::read(&self.res, shown).await {
             Ok(s) => s,
             Err(e) => {
                 w.error(&crate::conversion::not_ready(&self.res, &e)).await;
@@ -223,7 +223,7 @@ pub(crate) async fn run(
                         continue;
                     };
                     let obj = store::as_version(&req.res, shown_object(&ev, kind));
-                    let obj = match crate::webhooks::convert::read_one(&req.res, obj).await {
+                    let obj = match crate::conversion::call::read_one(&req.res, obj).await {
                         Ok(o) => o,
                         Err(e) => {
                             w.error(&e).await;
@@ -235,6 +235,9 @@ pub(crate) async fn run(
                     }
                 }
             }
+        }
+        if definition_changed(&store, &req.res) {
+            return;
         }
         tokio::select! {
             changed = rv_rx.changed() => {
@@ -265,6 +268,18 @@ pub(crate) async fn run(
             () = w.tx.closed() => return,
         }
     }
+}
+
+/// Whether the custom resource `res` a watch follows is no longer served
+/// as it was (its CRD's spec changed, or the CRD is gone): kube-apiserver
+/// then replaces the resource's storage, which ends its watches (the
+/// events already made are sent first), and a client watches again.
+fn definition_changed(store: &Store, res: &Resource) -> bool {
+    res.custom
+        && store
+            .lookup(&res.group, &res.version, &res.plural)
+            .as_deref()
+            != Some(res)
 }
 
 /// The object an event carries: an object leaving the watch's selectors

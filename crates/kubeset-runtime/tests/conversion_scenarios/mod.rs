@@ -624,6 +624,12 @@ pub async fn failed_conversions_answer_as_the_real_server(c: &Converting) {
             .is_err_and(|e| e.is_not_found())
     );
 
+    // A watch open while the CRD changes ends (kube-apiserver replaces
+    // the resource's storage), with no error: a client watches again.
+    let mut open = ok(
+        "watch at v2",
+        at_v2.watch(&WatchParams::default().timeout(60), "").await,
+    );
     // A webhook nothing listens for.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
     let port = closed.local_addr().expect("its address").port();
@@ -646,6 +652,17 @@ pub async fn failed_conversions_answer_as_the_real_server(c: &Converting) {
              Post \"{gone}?timeout=30s\": dial tcp 127.0.0.1:{port}: connect: connection refused"
         )
     );
+    let ended = tokio::time::timeout(WAIT, async {
+        loop {
+            match open.next().await {
+                None => return,
+                Some(Ok(WatchEvent::Added(_) | WatchEvent::Bookmark(_))) => {}
+                other => panic!("the watch to end, not {other:?}"),
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the watch ended when the CRD changed");
     let (code, reason, message) = failure(
         "an unreachable create",
         at_v2

@@ -52,7 +52,7 @@
 //!
 //! A custom resource whose CRD has `conversion.strategy: Webhook` is
 //! stored in its storage version and converted by its webhook on every
-//! boundary ([`convert`], rules in [`crate::conversion`]): a get, a list
+//! boundary ([`crate::conversion::call`], rules in [`crate::conversion`]): a get, a list
 //! page (one review for the objects not in the version asked for), each
 //! watch event (a watch's initial objects in one review); a write reads
 //! the stored object in the request's version, converts what it stores
@@ -64,8 +64,10 @@
 //! <group/version>, Kind=<kind> failed: …`, storing nothing; a list 429
 //! `storage is (re)initializing: failed to list …` (its watch cache not
 //! ready); a watch ends with an `ERROR` event carrying that 429 (upstream
-//! refuses to open it). The `None` strategy shares storage across
-//! versions (only `apiVersion` is rewritten).
+//! refuses to open it); a watch of a custom resource ends when its CRD's
+//! spec changes (kube-apiserver replaces the resource's storage), without
+//! an error. The `None` strategy shares storage across versions (only
+//! `apiVersion` is rewritten).
 //!
 //! Not done for conversion: kube-apiserver's watch cache, which converts
 //! each object when it is written and serves lists and watches from what
@@ -98,8 +100,7 @@
 //! system roots); `matchPolicy: Equivalent` across versions;
 //! `auditAnnotations` are read and dropped.
 
-mod client;
-pub(crate) mod convert;
+use crate::webhook_client as client;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -1,5 +1,4 @@
-//! CRD conversion webhooks, the rules (the calls are
-//! [`crate::webhooks::convert`]): a CRD with `conversion.strategy:
+//! CRD conversion webhooks, the rules (the calls are [`call`]): a CRD with `conversion.strategy:
 //! Webhook` keeps its objects in its storage version, as kube-apiserver's
 //! apiextensions-apiserver does; a write in another version is converted
 //! to it before it is stored, and a read in another version converts what
@@ -19,7 +18,7 @@
 //! The store converts under its lock without calling out: a write runs
 //! with a [`Memo`] of the conversions fetched so far (a task-local), and
 //! one it lacks is recorded ([`Memo::take_missing`]) and fails the write
-//! before anything is stored; [`crate::webhooks::convert`] fetches it and
+//! before anything is stored; [`call`] fetches it and
 //! runs the write again. Conversions are remembered by the object's
 //! content with metadata reduced to labels and annotations (what a
 //! webhook may change), so a write run again finds them whatever
@@ -30,11 +29,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use base64::Engine;
 use serde_json::{Map, Value, json};
 
+pub(crate) use crate::resources::ConversionWebhook as Webhook;
 use crate::resources::Resource;
 use crate::status::ApiError;
+
+pub(crate) mod call;
 
 /// How long one conversion call may take: kube-apiserver's webhook
 /// client's fixed 30 s (a CRD has no `timeoutSeconds`), sent as
@@ -43,81 +44,6 @@ pub(crate) const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Conversions a write may remember (a write needs at most three).
 const MEMO_CAP: usize = 64;
-
-/// A CRD's `spec.conversion` with `strategy: Webhook`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Webhook {
-    /// The storage version's `apiVersion` (`group/version`).
-    pub(crate) storage: String,
-    /// `clientConfig.url` (`None`: a `service`, which the embedded server
-    /// cannot resolve, or nothing).
-    pub(crate) url: Option<String>,
-    /// `clientConfig.service` is set.
-    service: bool,
-    /// `clientConfig.caBundle` as it is stored (base64).
-    ca_bundle: Option<String>,
-    /// The review version to send: the first of `conversionReviewVersions`
-    /// known (`None`: none is, and every call fails).
-    pub(crate) review_version: Option<&'static str>,
-}
-
-impl Webhook {
-    /// The conversion webhook of the CRD `crd` (`None`: another strategy).
-    pub(crate) fn of_crd(crd: &Value) -> Option<Arc<Webhook>> {
-        let spec = &crd["spec"];
-        let conversion = &spec["conversion"];
-        if conversion["strategy"].as_str() != Some("Webhook") {
-            return None;
-        }
-        let group = spec["group"].as_str().unwrap_or_default();
-        let storage = spec["versions"]
-            .as_array()?
-            .iter()
-            .find(|v| v["storage"].as_bool() == Some(true))?["name"]
-            .as_str()?;
-        let hook = &conversion["webhook"];
-        let cc = &hook["clientConfig"];
-        let review_version = hook["conversionReviewVersions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find_map(|v| match v.as_str() {
-                Some("v1") => Some("v1"),
-                Some("v1beta1") => Some("v1beta1"),
-                _ => None,
-            });
-        Some(Arc::new(Webhook {
-            storage: format!("{group}/{storage}"),
-            url: cc["url"].as_str().map(str::to_owned),
-            service: cc["service"].is_object(),
-            ca_bundle: cc["caBundle"].as_str().map(str::to_owned),
-            review_version,
-        }))
-    }
-
-    /// The URL to POST to, or why there is none.
-    pub(crate) fn target(&self) -> Result<&str, String> {
-        match (&self.url, self.service) {
-            (Some(u), _) => Ok(u),
-            (None, true) => Err(
-                "the embedded server cannot resolve clientConfig.service (use clientConfig.url)"
-                    .into(),
-            ),
-            (None, false) => Err("webhook configuration must have either service or URL".into()),
-        }
-    }
-
-    /// The CA to trust, PEM (from `caBundle`, base64 on the wire).
-    pub(crate) fn ca_pem(&self) -> Result<Option<Vec<u8>>, String> {
-        match self.ca_bundle.as_deref() {
-            None | Some("") => Ok(None),
-            Some(b) => base64::engine::general_purpose::STANDARD
-                .decode(b)
-                .map(Some)
-                .map_err(|e| format!("caBundle is not base64: {e}")),
-        }
-    }
-}
 
 /// An object's `apiVersion`.
 pub(crate) fn api_version(v: &Value) -> &str {

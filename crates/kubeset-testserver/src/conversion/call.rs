@@ -1,6 +1,6 @@
 //! The embedded server calling CRD conversion webhooks
 //! ([`crate::conversion`] has the rules; this module the I/O), over the
-//! admission webhooks' client ([`super::client`]: its TLS configuration,
+//! admission webhooks' client ([`crate::webhook_client`]: its TLS configuration,
 //! connection pool and 3 MiB bound on the answer), each call bounded by
 //! [`conversion::TIMEOUT`].
 //!
@@ -17,11 +17,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::client;
 use crate::admission;
 use crate::conversion::{self, Memo, Webhook, api_version, gvk};
 use crate::resources::Resource;
 use crate::status::ApiError;
+use crate::webhook_client as client;
 
 /// `objects` in `desired`: those in another version are sent in one
 /// review (none: no call), the answer checked ([`conversion::merge`]).
