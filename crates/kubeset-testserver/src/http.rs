@@ -456,10 +456,12 @@ async fn dispatch(
             let conn = req.extensions().get::<crate::conns::ConnHandle>().cloned();
             return verbs::watch(call, name, conn);
         }
-        (&Method::GET, None, None) => return verbs::list(&call),
-        (&Method::GET, Some(n), None) => return verbs::get(&call, n),
+        (&Method::GET, None, None) => return verbs::list(&call).await,
+        (&Method::GET, Some(n), None) => return verbs::get(&call, n).await,
         (&Method::GET, Some(n), Some("status")) if call.status_separate => {
-            return Ok(call.reply(200, &call.store().get(&call.res, &call.ns, n)?));
+            let obj = call.store().get(&call.res, &call.ns, n)?;
+            let obj = crate::conversion::call::read_one(&call.res, obj).await?;
+            return Ok(call.reply(200, &obj));
         }
         (&Method::GET, Some(n), Some("log")) if is_pods => return verbs::log(&call, n),
         _ => {}
@@ -469,14 +471,52 @@ async fn dispatch(
     let (content_type, body) =
         crate::protobuf::decode_body(&call.res, std::mem::take(&mut call.content_type), body)?;
     call.content_type = content_type;
-    let write = |call: &verbs::Call<'_>| write(call, &method, name, sub, &body);
-    if !webhooks_may_match(&call, &method, name, sub) {
-        return write(&call);
+    let Some(hook) = call.res.conversion.clone() else {
+        return admitted(&mut call, &method, name, sub, &body).await;
+    };
+    // A custom resource with a conversion webhook: the write runs with
+    // the conversions it needs, fetched before it and when it finds one
+    // missing (then nothing was stored and it runs again).
+    let memo = Arc::new(crate::conversion::Memo::default());
+    let stored = name.and_then(|n| call.store().get_stored(&call.res, &call.ns, n));
+    crate::conversion::call::prefetch(&call.res, &hook, stored, &memo).await?;
+    for _ in 0..CONVERSION_ROUNDS {
+        let r = memo
+            .scope(admitted(&mut call, &method, name, sub, &body))
+            .await;
+        let missing = memo.take_missing();
+        if memo.committed() || missing.is_empty() {
+            return r;
+        }
+        crate::conversion::call::fetch(&call.res, &hook, &memo, missing).await?;
+    }
+    Err(ApiError::internal(
+        "the conversions of the write did not settle (the object kept changing)",
+    ))
+}
+
+/// How many times a write of a resource with a conversion webhook is run
+/// when it finds conversions missing (the stored object changing between
+/// runs asks for another).
+const CONVERSION_ROUNDS: usize = 5;
+
+/// A write through the admission webhooks that may match it
+/// ([`crate::webhooks`]), or straight to its handler.
+async fn admitted(
+    call: &mut verbs::Call<'_>,
+    method: &Method,
+    name: Option<&str>,
+    sub: Option<&str>,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    let write = |call: &verbs::Call<'_>| write(call, method, name, sub, body);
+    if !webhooks_may_match(call, method, name, sub) {
+        return write(call);
     }
     call.store().count_webhook_write();
-    match (&method, name) {
-        (&Method::DELETE, Some(n)) => crate::webhooks::drive_delete(&mut call, n, write).await,
-        _ => crate::webhooks::drive(&mut call, sub.unwrap_or_default(), write).await,
+    match (method, name) {
+        (&Method::DELETE, Some(n)) => crate::webhooks::drive_delete(call, n, write).await,
+        _ => crate::webhooks::drive(call, sub.unwrap_or_default(), write).await,
     }
 }
 

@@ -69,6 +69,7 @@ mod auth;
 mod bounds;
 mod conns;
 mod controllers;
+mod conversion;
 mod defaults;
 mod deletion;
 mod discovery;
@@ -114,6 +115,7 @@ mod util;
 mod validation;
 mod verbs;
 mod watch;
+mod webhook_client;
 mod webhooks;
 mod wire;
 

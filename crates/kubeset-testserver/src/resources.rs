@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use base64::Engine;
 use kubeset_api::resources::RESOURCES;
 use serde_json::Value;
 
@@ -56,6 +57,10 @@ pub(crate) struct Resource {
     /// `.spec.color`), selectable in `fieldSelector` besides
     /// `metadata.name` and `metadata.namespace`.
     pub(crate) selectable_fields: Arc<[String]>,
+    /// The CRD's conversion webhook (`conversion.strategy: Webhook`):
+    /// objects are stored in its storage version and converted by it
+    /// ([`crate::conversion`]); `None` for every other resource.
+    pub(crate) conversion: Option<Arc<ConversionWebhook>>,
 }
 
 impl Resource {
@@ -124,6 +129,7 @@ impl Resource {
             compiled: None,
             printer_columns: Vec::new(),
             selectable_fields: Arc::from([]),
+            conversion: None,
         }
     }
 }
@@ -250,6 +256,7 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
         printer_columns: Vec::new(),
         selectable_fields: Arc::from([]),
         categories: strings(&names["categories"]),
+        conversion: ConversionWebhook::of_crd(crd),
     };
     served_versions(crd)
         .filter_map(|v| version_resource(&base, spec, v))
@@ -409,6 +416,82 @@ mod tests {
             let mut crd = crd();
             *crd.pointer_mut(missing).expect("present") = json!("");
             assert!(from_crd(&crd).is_empty(), "{missing}");
+        }
+    }
+}
+
+/// A CRD's `spec.conversion` with `strategy: Webhook` (called by
+/// [`crate::conversion`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ConversionWebhook {
+    /// The storage version's `apiVersion` (`group/version`).
+    pub(crate) storage: String,
+    /// `clientConfig.url` (`None`: a `service`, which the embedded server
+    /// cannot resolve, or nothing).
+    pub(crate) url: Option<String>,
+    /// `clientConfig.service` is set.
+    service: bool,
+    /// `clientConfig.caBundle` as it is stored (base64).
+    ca_bundle: Option<String>,
+    /// The review version to send: the first of `conversionReviewVersions`
+    /// known (`None`: none is, and every call fails).
+    pub(crate) review_version: Option<&'static str>,
+}
+
+impl ConversionWebhook {
+    /// The conversion webhook of the CRD `crd` (`None`: another strategy).
+    pub(crate) fn of_crd(crd: &Value) -> Option<Arc<ConversionWebhook>> {
+        let spec = &crd["spec"];
+        let conversion = &spec["conversion"];
+        if conversion["strategy"].as_str() != Some("Webhook") {
+            return None;
+        }
+        let group = spec["group"].as_str().unwrap_or_default();
+        let storage = spec["versions"]
+            .as_array()?
+            .iter()
+            .find(|v| v["storage"].as_bool() == Some(true))?["name"]
+            .as_str()?;
+        let hook = &conversion["webhook"];
+        let cc = &hook["clientConfig"];
+        let review_version = hook["conversionReviewVersions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find_map(|v| match v.as_str() {
+                Some("v1") => Some("v1"),
+                Some("v1beta1") => Some("v1beta1"),
+                _ => None,
+            });
+        Some(Arc::new(ConversionWebhook {
+            storage: format!("{group}/{storage}"),
+            url: cc["url"].as_str().map(str::to_owned),
+            service: cc["service"].is_object(),
+            ca_bundle: cc["caBundle"].as_str().map(str::to_owned),
+            review_version,
+        }))
+    }
+
+    /// The URL to POST to, or why there is none.
+    pub(crate) fn target(&self) -> Result<&str, String> {
+        match (&self.url, self.service) {
+            (Some(u), _) => Ok(u),
+            (None, true) => Err(
+                "the embedded server cannot resolve clientConfig.service (use clientConfig.url)"
+                    .into(),
+            ),
+            (None, false) => Err("webhook configuration must have either service or URL".into()),
+        }
+    }
+
+    /// The CA to trust, PEM (from `caBundle`, base64 on the wire).
+    pub(crate) fn ca_pem(&self) -> Result<Option<Vec<u8>>, String> {
+        match self.ca_bundle.as_deref() {
+            None | Some("") => Ok(None),
+            Some(b) => base64::engine::general_purpose::STANDARD
+                .decode(b)
+                .map(Some)
+                .map_err(|e| format!("caBundle is not base64: {e}")),
         }
     }
 }

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::admission;
 use crate::apply::{self, Scope, Writer};
+use crate::conversion::{self, Converted};
 use crate::resources::{self, Resource};
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
@@ -119,15 +120,53 @@ fn set_meta(v: &mut Value, key: &str, value: Value) {
 /// A stored object as a read returns it: [`in_version`], then pruned and
 /// defaulted by a custom resource's schema, as the real server's storage
 /// decoder does ([`admission::on_read`]).
+///
+/// A resource with a conversion webhook is converted from the running
+/// write's memo ([`conversion::from_memo`]); outside a client's write, or
+/// before the conversion is fetched, the object stays in the version it
+/// is stored in (unpruned: [`crate::conversion::call`] converts reads).
 pub(crate) fn as_version(res: &Resource, v: Value) -> Value {
+    if res.conversion.is_some() {
+        return match conversion::from_memo(v, &res.api_version()) {
+            Converted::Done(mut v) => {
+                admission::on_read(res, &mut v);
+                v
+            }
+            Converted::Missing(v) | Converted::Unconverted(v) => v,
+        };
+    }
     let mut v = in_version(res, v);
     admission::on_read(res, &mut v);
     v
 }
 
+/// The live object `live` in the version of a client's write to `res`:
+/// `Err` (the write stops, nothing stored) while its conversion is not
+/// fetched yet.
+fn live_in_version(res: &Resource, live: Value) -> Result<Value, ApiError> {
+    let live = as_version(res, live);
+    if res.conversion.is_some()
+        && conversion::in_write()
+        && conversion::api_version(&live) != res.api_version()
+    {
+        return Err(ApiError::internal(
+            "the conversion of the stored object is not fetched yet",
+        ));
+    }
+    Ok(live)
+}
+
 /// Sets `apiVersion`/`kind` to the resource's version (CRD versions share
-/// storage without conversion, as with the `None` strategy).
+/// storage without conversion, as with the `None` strategy). An object of
+/// a resource with a conversion webhook that a controller writes (not a
+/// client: no memo) stays in the storage version it was read in.
 fn in_version(res: &Resource, v: Value) -> Value {
+    if let Some(hook) = &res.conversion
+        && !conversion::in_write()
+        && conversion::api_version(&v) == hook.storage
+    {
+        return v;
+    }
     let mut v = crate::events::from_storage(res, v);
     if let Value::Object(m) = &mut v {
         m.insert("apiVersion".into(), Value::String(res.api_version()));
@@ -203,6 +242,7 @@ impl State {
     /// whose old object is the one stored before. Returns the stored
     /// object.
     fn commit(&mut self, res: &Resource, kind: EventType, mut obj: Value) -> Value {
+        conversion::note_commit();
         let rv = self.bump();
         obj = crate::events::to_storage(res, obj);
         set_meta(&mut obj, "resourceVersion", Value::String(rv.to_string()));
@@ -378,6 +418,12 @@ impl Store {
             .cloned()
             .map(|v| as_version(res, v))
             .ok_or_else(|| ApiError::not_found(res, name))
+    }
+
+    /// One object as stored (in its storage version), if it exists.
+    pub(crate) fn get_stored(&self, res: &Resource, ns: &str, name: &str) -> Option<Value> {
+        let ns = if res.namespaced { ns } else { "" };
+        self.lock().live(res, ns, name).cloned()
     }
 
     /// All matching objects at one resourceVersion.

@@ -218,9 +218,9 @@ pub(crate) fn watch(
 }
 
 /// GET of a collection: one page, as a list or a Table.
-pub(crate) fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+pub(crate) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let limit = options::list(call.query, false)?.limit;
-    let page = call.store().list_page(
+    let mut page = call.store().list_page(
         &call.res,
         call.namespace.as_deref(),
         &call.label,
@@ -228,6 +228,9 @@ pub(crate) fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         limit,
         call.query.get("continue").filter(|c| !c.is_empty()),
     )?;
+    page.items = crate::conversion::call::read(&call.res, page.items)
+        .await
+        .map_err(|e| crate::conversion::not_ready(&call.res, &e))?;
     if call.wants_table() {
         let t = table::table(
             &call.res,
@@ -263,8 +266,9 @@ pub(crate) fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 }
 
 /// GET of one object, as itself or a one-row Table.
-pub(crate) fn get(call: &Call<'_>, name: &str) -> Result<Response<Body>, ApiError> {
+pub(crate) async fn get(call: &Call<'_>, name: &str) -> Result<Response<Body>, ApiError> {
     let obj = call.store().get(&call.res, &call.ns, name)?;
+    let obj = crate::conversion::call::read_one(&call.res, obj).await?;
     if call.wants_table() {
         let t = table::table(
             &call.res,

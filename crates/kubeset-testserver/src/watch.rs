@@ -124,13 +124,28 @@ impl WatchRequest {
 
     /// The initial ADDED events (the objects that match, converted to the
     /// watched version one at a time); `false` when the watch ended.
+    ///
+    /// A resource with a conversion webhook converts them in one review
+    /// ([`crate::conversion::call::read`]); a failed conversion ends the
+    /// watch with an `ERROR` event, the 429 kube-apiserver refuses such a
+    /// watch with ([`crate::conversion::not_ready`]).
     async fn send_initial(&self, w: &Writer, items: &[(String, Arc<Value>)], rv: u64) -> bool {
-        for (ns, obj) in items {
-            if self.namespace.as_ref().is_some_and(|want| want != ns) || !self.matches(obj) {
-                continue;
+        let shown: Vec<Value> = items
+            .iter()
+            .filter(|(ns, obj)| {
+                self.namespace.as_ref().is_none_or(|want| want == ns) && self.matches(obj)
+            })
+            .map(|(_, obj)| store::as_version(&self.res, Value::clone(obj)))
+            .collect();
+        let shown = match crate::conversion::call::read(&self.res, shown).await {
+            Ok(s) => s,
+            Err(e) => {
+                w.error(&crate::conversion::not_ready(&self.res, &e)).await;
+                return false;
             }
-            let obj = store::as_version(&self.res, Value::clone(obj));
-            if !w.event("ADDED", &obj, rv).await {
+        };
+        for obj in &shown {
+            if !w.event("ADDED", obj, rv).await {
                 return false;
             }
         }
@@ -208,11 +223,21 @@ pub(crate) async fn run(
                         continue;
                     };
                     let obj = store::as_version(&req.res, shown_object(&ev, kind));
+                    let obj = match crate::conversion::call::read_one(&req.res, obj).await {
+                        Ok(o) => o,
+                        Err(e) => {
+                            w.error(&e).await;
+                            return;
+                        }
+                    };
                     if !w.event(kind, &obj, ev.rv).await {
                         return;
                     }
                 }
             }
+        }
+        if definition_changed(&store, &req.res) {
+            return;
         }
         tokio::select! {
             changed = rv_rx.changed() => {
@@ -243,6 +268,18 @@ pub(crate) async fn run(
             () = w.tx.closed() => return,
         }
     }
+}
+
+/// Whether the custom resource `res` a watch follows is no longer served
+/// as it was (its CRD's spec changed, or the CRD is gone): kube-apiserver
+/// then replaces the resource's storage, which ends its watches (the
+/// events already made are sent first), and a client watches again.
+fn definition_changed(store: &Store, res: &Resource) -> bool {
+    res.custom
+        && store
+            .lookup(&res.group, &res.version, &res.plural)
+            .as_deref()
+            != Some(res)
 }
 
 /// The object an event carries: an object leaving the watch's selectors

@@ -76,8 +76,11 @@ const LAYERS: &[&[&str]] = &[
     &["registry"],
     // Admission, field management, Tables, connection state.
     &["admission", "apply", "conns"],
-    // Typed decoding.
-    &["typed"],
+    // Typed decoding; the webhooks' HTTPS client.
+    &["typed", "webhook_client"],
+    // CRD conversion webhooks: the rules the store converts by, and
+    // their calls, which reads make after the store answered.
+    &["conversion"],
     // The generic store: the strategies' hooks in kube-apiserver's order;
     // Tables by the strategies' printers.
     &["store", "table"],

@@ -6,6 +6,10 @@
 //! read at the other and back, equal; a list at v2 converts every object;
 //! a refused conversion reaches the client naming why.
 //!
+//! The scenarios shared with the embedded server
+//! (`crates/kubeset-runtime/tests/conversion_scenarios/mod.rs`) run here
+//! one after the other on their own group's CRD.
+//!
 //! CRDs are cluster-scoped and the suite runs in parallel: each test has
 //! its own group (its own CRD) and deletes it at the end. Before the first
 //! conversion kube-apiserver must see the CRD established and its
@@ -436,4 +440,28 @@ async fn a_refused_conversion_reaches_the_client_naming_why() {
     );
 
     converting.stop(&ctx.client).await;
+}
+
+#[path = "../../../crates/kubeset-runtime/tests/conversion_scenarios/mod.rs"]
+mod scenarios;
+
+use kubeset as k;
+use kubeset::runtime as rt;
+
+/// The scenarios shared with the embedded server
+/// (`crates/kubeset-runtime/tests/conversion_embedded.rs`), one after the
+/// other on one CRD (CRDs are cluster-scoped; the scenarios' group is
+/// their own).
+#[tokio::test]
+async fn conversion_scenarios_shared_with_the_embedded_server() {
+    let ctx = connect!("conversion-scenarios");
+    let c = scenarios::Converting::start(ctx.client.clone(), &ctx.ns).await;
+    scenarios::written_in_one_version_read_in_the_other(&c, false).await;
+    scenarios::a_list_converts_objects_written_in_both_versions(&c, false).await;
+    scenarios::a_watch_sees_an_update_written_in_the_other_version(&c).await;
+    scenarios::a_merge_patch_to_the_other_version(&c, false).await;
+    scenarios::a_server_side_apply_to_the_other_version(&c, false).await;
+    scenarios::failed_conversions_answer_as_the_real_server(&c).await;
+    scenarios::hostile_answers_fail_the_read(&c).await;
+    c.stop().await;
 }

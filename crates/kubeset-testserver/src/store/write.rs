@@ -8,11 +8,13 @@ use std::sync::MutexGuard;
 use serde_json::{Value, json};
 
 use super::{
-    EventType, State, Store, WriteCtx, as_version, in_version, meta_mut, meta_str, set_meta,
+    EventType, State, Store, WriteCtx, as_version, in_version, live_in_version, meta_mut, meta_str,
+    set_meta,
 };
 use crate::admission;
 use crate::admission::policy::{Operation, Request};
 use crate::apply::{self, Scope, Writer};
+use crate::conversion;
 use crate::immutable;
 use crate::limits;
 use crate::owners;
@@ -193,6 +195,7 @@ impl Store {
         if ctx.dry_run {
             return Ok(obj);
         }
+        let mut obj = conversion::to_storage(res, obj)?;
         if strategy.defines_resources() {
             st.crd_changed(&mut obj);
         }
@@ -220,7 +223,7 @@ impl Store {
             let desired = f(None)?;
             return self.create_on_update(st, res, ns, name, ctx, desired);
         };
-        let live = as_version(res, live);
+        let live = live_in_version(res, live)?;
         let desired = f(Some(&live))?;
         let target = Target {
             res,
@@ -240,6 +243,7 @@ impl Store {
             }
             return Ok(new);
         }
+        let new = conversion::to_storage(res, new)?;
         let out = self.commit_update(&mut st, res, new);
         let rv = st.rv;
         drop(st);

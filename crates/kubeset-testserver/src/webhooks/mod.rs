@@ -50,6 +50,41 @@
 //! `resourceVersion` (a precondition, unless the client set one) and run
 //! again when it moved.
 //!
+//! A custom resource whose CRD has `conversion.strategy: Webhook` is
+//! stored in its storage version and converted by its webhook on every
+//! boundary ([`crate::conversion::call`], rules in [`crate::conversion`]): a get, a list
+//! page (one review for the objects not in the version asked for), each
+//! watch event (a watch's initial objects in one review); a write reads
+//! the stored object in the request's version, converts what it stores
+//! to the storage version and its answer back (create, update, patch,
+//! apply, status; a delete's answer). Nothing is sent for an object
+//! already in the version asked for. A failed conversion answers as
+//! kube-apiserver v1.35 does (checked by the shared scenarios): a get or a
+//! write 500 with no reason and upstream's `conversion webhook for
+//! <group/version>, Kind=<kind> failed: …`, storing nothing; a list 429
+//! `storage is (re)initializing: failed to list …` (its watch cache not
+//! ready); a watch ends with an `ERROR` event carrying that 429 (upstream
+//! refuses to open it); a watch of a custom resource ends when its CRD's
+//! spec changes (kube-apiserver replaces the resource's storage), without
+//! an error. The `None` strategy shares storage across versions (only
+//! `apiVersion` is rewritten).
+//!
+//! Not done for conversion: kube-apiserver's watch cache, which converts
+//! each object when it is written and serves lists and watches from what
+//! it converted (the embedded server converts per request, so the reviews
+//! a webhook sees differ in number and timing, never in what a client
+//! reads); a write whose conversion is fetched after its admission
+//! webhooks were called calls them once more (its run before stored
+//! nothing); the answer of a collection's DELETE and the server's own
+//! writes (garbage collection, namespace deletion) keep the storage
+//! version (they change metadata only, as upstream's); labels and
+//! annotations a conversion changes are only checked to be strings
+//! (upstream validates them as on a write); an answer past 3 MiB fails
+//! (upstream reads it whole); a JSON error's words are serde's, not Go's;
+//! `clientConfig.service` cannot be resolved (the conversion fails as an
+//! unreachable webhook), and a webhook without `caBundle` is not trusted
+//! (no system roots).
+//!
 //! Not done: a collection's DELETE and CONNECT are not sent to webhooks; a
 //! DELETE's `dryRun` is read from the query only (not the body's
 //! `DeleteOptions`); the reinvocation round calls only the `IfNeeded`
@@ -65,7 +100,7 @@
 //! system roots); `matchPolicy: Equivalent` across versions;
 //! `auditAnnotations` are read and dropped.
 
-mod client;
+use crate::webhook_client as client;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -50,14 +50,30 @@ pub(crate) async fn post(
     body: Vec<u8>,
     timeout: Duration,
 ) -> Result<Vec<u8>, String> {
+    post_to(&with_timeout(url, timeout), ca, body, timeout)
+        .await
+        .map_err(|e| format!("failed to call webhook: {e}"))
+}
+
+/// `url` with `?timeout=Ns` added, as kube-apiserver's webhook client
+/// sends its timeout.
+pub(crate) fn with_timeout(url: &str, timeout: Duration) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
-    let full = format!("{url}{sep}timeout={}s", timeout.as_secs());
-    match tokio::time::timeout(timeout, call(&full, ca, body)).await {
+    format!("{url}{sep}timeout={}s", timeout.as_secs())
+}
+
+/// POSTs `body` to `url` as it is, bounded by `timeout`; `Err` in the
+/// words of Go's HTTP client (`Post "url": why`).
+pub(crate) async fn post_to(
+    url: &str,
+    ca: Option<&[u8]>,
+    body: Vec<u8>,
+    timeout: Duration,
+) -> Result<Vec<u8>, String> {
+    match tokio::time::timeout(timeout, call(url, ca, body)).await {
         Ok(Ok(b)) => Ok(b),
-        Ok(Err(e)) => Err(format!("failed to call webhook: Post \"{full}\": {e}")),
-        Err(_) => Err(format!(
-            "failed to call webhook: Post \"{full}\": context deadline exceeded"
-        )),
+        Ok(Err(e)) => Err(format!("Post \"{url}\": {e}")),
+        Err(_) => Err(format!("Post \"{url}\": context deadline exceeded")),
     }
 }
 
@@ -121,7 +137,7 @@ async fn connect(endpoint: &Endpoint, tls: Arc<rustls::ClientConfig>) -> Result<
     let name = ServerName::try_from(host.clone()).map_err(|e| format!("invalid host: {e}"))?;
     let tcp = tokio::net::TcpStream::connect((host.as_str(), *port))
         .await
-        .map_err(|e| format!("dial tcp {host}:{port}: {e}"))?;
+        .map_err(|e| format!("dial tcp {host}:{port}: {}", dial_error(&e)))?;
     let stream = tokio_rustls::TlsConnector::from(tls)
         .connect(name, tcp)
         .await
@@ -135,6 +151,17 @@ async fn connect(endpoint: &Endpoint, tls: Arc<rustls::ClientConfig>) -> Result<
         }
     });
     Ok(sender)
+}
+
+/// A failed connect in the words of Go's dialer (`connect: connection
+/// refused`), which kube-apiserver's webhook errors carry.
+fn dial_error(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::ConnectionRefused => "connect: connection refused".into(),
+        std::io::ErrorKind::ConnectionReset => "read: connection reset by peer".into(),
+        std::io::ErrorKind::TimedOut => "i/o timeout".into(),
+        _ => e.to_string(),
+    }
 }
 
 /// The answer's body (bounded); the connection goes back to the pool when
