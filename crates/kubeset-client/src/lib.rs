@@ -49,6 +49,7 @@ pub mod params;
 mod patch;
 #[cfg(feature = "protobuf")]
 pub mod protobuf;
+mod scale;
 mod url;
 #[cfg(feature = "ws")]
 pub mod ws;
@@ -60,6 +61,7 @@ pub use clientset::Clientset;
 pub use crd::{CustomResourceExt, merge_crds};
 pub use entry::{CommitError, Entry, MODIFY_ATTEMPTS, OccupiedEntry, VacantEntry};
 pub use patch::Patch;
+pub use scale::ScaleSubresource;
 
 #[cfg(feature = "apiextensions-v1")]
 pub use kubeset_api::schema::{self, JsonSchema};

@@ -785,7 +785,7 @@ where
                     }
                 }
                 () = sleep_until(due), if !self.stopping && due.is_some() => {}
-                () = self.store.wait_until_ready(), if !self.store_synced => self.store_synced = true,
+                _ = self.store.wait_until_ready(), if !self.store_synced => self.store_synced = true,
             }
         }
     }

@@ -187,5 +187,5 @@ pub use metadata::PartialObjectMetadata;
 pub use object_ref::ObjectRef;
 pub use predicates::{Predicate, WatchStreamExt};
 pub use shared::{SharedCache, SharedCaches};
-pub use store::{ObjectKey, Store, StoreConfig, Writer, reflector};
+pub use store::{ObjectKey, Store, StoreConfig, Writer, WriterDropped, reflector};
 pub use watcher::{Event, InitialList, WatcherConfig, WatcherError, metadata_watcher, watcher};

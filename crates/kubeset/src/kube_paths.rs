@@ -38,6 +38,7 @@ pub mod api {
     pub use kubeset_client::{
         Api, ClusterResourceScope, List as ObjectList, NamespaceResourceScope, Patch, Resource,
         ResourceExt, ResourceScope, WatchEvent,
+        admission::GroupVersionKind,
         apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta, OwnerReference},
         dynamic::{ApiResource, DynamicObject},
         params::{
@@ -58,6 +59,7 @@ pub mod core {
     pub use kubeset_client::{
         ClusterResourceScope, List as ObjectList, NamespaceResourceScope, Resource, ResourceExt,
         ResourceScope, WatchEvent,
+        admission::GroupVersionKind,
         apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta, OwnerReference, Status},
         dynamic::{ApiResource, DynamicObject},
     };

@@ -25,6 +25,8 @@ mod mock;
 #[cfg(test)]
 mod operator;
 #[cfg(test)]
+mod scale_store_discovery;
+#[cfg(test)]
 mod support;
 #[cfg(test)]
 mod typed;
