@@ -21,6 +21,8 @@ mod crd;
 #[cfg(test)]
 mod dynamic;
 #[cfg(test)]
+mod metadata;
+#[cfg(test)]
 mod mock;
 #[cfg(test)]
 mod operator;
