@@ -36,6 +36,7 @@ where
     /// # #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, kubeset_client::JsonSchema, kubeset_client::CustomResource)]
     /// # #[kube(crate = "kubeset_client", group = "example.com", version = "v1", kind = "Pool", namespaced,
     /// #        scale(spec_replicas_path = ".spec.replicas", status_replicas_path = ".status.replicas"))]
+    /// # #[schema(crate = "kubeset_client")]
     /// # struct PoolSpec { replicas: i32 }
     /// # async fn f(client: kubeset_client::Client) -> Result<(), kubeset_client::Error> {
     /// use kubeset_client::{Api, Patch, params::PatchParams};
