@@ -59,6 +59,18 @@ pub trait Resource {
     /// The object's metadata, mutably.
     fn metadata_mut(&mut self) -> &mut ObjectMeta;
 
+    /// The metadata, by kube-rs's name (`Resource::meta`; k8s-openapi's
+    /// is [`metadata`](Self::metadata)).
+    fn meta(&self) -> &ObjectMeta {
+        self.metadata()
+    }
+
+    /// The metadata, mutably, by kube-rs's name (`Resource::meta_mut`): a
+    /// file that imports only `Resource` calls it, as with kube-rs.
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        self.metadata_mut()
+    }
+
     /// [`KIND`](Self::KIND), as kube-rs's `Resource::kind(&dt)`. The
     /// argument is kube-rs's dynamic type: a kubeset kind knows its
     /// group, version and kind at compile time, so it is always `&()`.
@@ -154,7 +166,8 @@ pub trait Resource {
 static EMPTY_MAP: BTreeMap<String, String> = BTreeMap::new();
 
 /// Helpers over [`Resource::metadata`] with kube-rs's names and shapes
-/// (`kube::ResourceExt` plus `Resource::{meta, meta_mut}`), implemented
+/// (`kube::ResourceExt`; `meta` and `meta_mut` are on [`Resource`], as
+/// in kube-rs), implemented
 /// for every [`Resource`]. The reference builders (`object_ref`,
 /// `owner_ref`, `controller_owner_ref`) are on [`Resource`], with
 /// kube-rs's `&()` argument.
@@ -176,16 +189,6 @@ static EMPTY_MAP: BTreeMap<String, String> = BTreeMap::new();
 /// assert!(cm.owner_references().is_empty());
 /// ```
 pub trait ResourceExt: Resource {
-    /// The metadata (kube-rs's `Resource::meta`).
-    fn meta(&self) -> &ObjectMeta {
-        self.metadata()
-    }
-
-    /// The metadata, mutably (kube-rs's `Resource::meta_mut`).
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        self.metadata_mut()
-    }
-
     /// The name.
     ///
     /// # Panics

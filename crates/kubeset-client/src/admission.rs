@@ -94,6 +94,23 @@ pub struct GroupVersionKind {
     pub kind: String,
 }
 
+impl GroupVersionKind {
+    /// kube-rs's `GroupVersionKind::gvk(group, version, kind)`.
+    ///
+    /// ```
+    /// use kubeset_client::admission::GroupVersionKind;
+    /// let gvk = GroupVersionKind::gvk("apps", "v1", "Deployment");
+    /// assert_eq!((gvk.group.as_str(), gvk.kind.as_str()), ("apps", "Deployment"));
+    /// ```
+    pub fn gvk(group: &str, version: &str, kind: &str) -> Self {
+        GroupVersionKind {
+            group: group.to_owned(),
+            version: version.to_owned(),
+            kind: kind.to_owned(),
+        }
+    }
+}
+
 /// A group, version and resource (`{"group":"","version":"v1","resource":"configmaps"}`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct GroupVersionResource {

@@ -680,7 +680,7 @@ where
             .await
     }
 
-    fn patch_request<P: Serialize>(
+    pub(crate) fn patch_request<P: Serialize>(
         &self,
         name: &str,
         params: &PatchParams,

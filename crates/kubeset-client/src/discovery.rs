@@ -11,7 +11,12 @@ use kubeset_rest::Error;
 use serde::Deserialize;
 
 use crate::Client;
+use crate::admission::GroupVersionKind;
 use crate::dynamic::ApiResource;
+
+mod apigroup;
+
+pub use apigroup::{ApiCapabilities, ApiGroup, Scope};
 
 /// Accept header asking for aggregated discovery, with the legacy
 /// documents as the fallback.
@@ -41,6 +46,7 @@ pub struct DiscoveredResource {
 #[derive(Debug, Clone, Default)]
 pub struct Discovery {
     resources: Vec<DiscoveredResource>,
+    groups: Vec<ApiGroup>,
 }
 
 /// kube-rs's `Discovery::new(client)`: discovery not yet run, with
@@ -77,12 +83,12 @@ impl PendingDiscovery {
     /// Asks the server what it serves (as [`Discovery::run`]) and keeps
     /// the groups the filters let through.
     pub async fn run(self) -> Result<Discovery, Error> {
-        let mut discovery = Discovery::run(&self.client).await?;
-        discovery.resources.retain(|r| {
+        let mut resources = Discovery::run(&self.client).await?.resources;
+        resources.retain(|r| {
             let group = &r.resource.group;
             self.allow.as_ref().is_none_or(|a| a.contains(group)) && !self.deny.contains(group)
         });
-        Ok(discovery)
+        Ok(Discovery::from_resources(resources))
     }
 }
 
@@ -137,7 +143,57 @@ impl Discovery {
                 }
             }
         }
-        Ok(Discovery { resources })
+        Ok(Discovery::from_resources(resources))
+    }
+
+    fn from_resources(resources: Vec<DiscoveredResource>) -> Self {
+        let groups = ApiGroup::collect(&resources);
+        Discovery { resources, groups }
+    }
+
+    /// The served groups, in discovery order (the core group first), as
+    /// kube-rs's `Discovery::groups`.
+    ///
+    /// ```no_run
+    /// # async fn f(client: kubeset_client::Client) -> Result<(), kubeset_client::Error> {
+    /// use kubeset_client::discovery::Discovery;
+    /// let discovery = Discovery::new(client).run().await?;
+    /// for group in discovery.groups() {
+    ///     for (ar, caps) in group.recommended_resources() {
+    ///         println!("{}/{} {} {:?}", group.name(), ar.version, ar.plural, caps.scope);
+    ///     }
+    /// }
+    /// let apps = discovery.get("apps").expect("apps is served");
+    /// assert_eq!(apps.preferred_version(), Some("v1"));
+    /// # Ok(()) }
+    /// ```
+    pub fn groups(&self) -> impl Iterator<Item = &ApiGroup> {
+        self.groups.iter()
+    }
+
+    /// The served groups sorted by name (kube-rs's `groups_alphabetical`).
+    pub fn groups_alphabetical(&self) -> Vec<&ApiGroup> {
+        let mut groups: Vec<&ApiGroup> = self.groups.iter().collect();
+        groups.sort_by(|a, b| a.name().cmp(b.name()));
+        groups
+    }
+
+    /// The group named `group` (`""`: the core group), if served.
+    pub fn get(&self, group: &str) -> Option<&ApiGroup> {
+        self.groups.iter().find(|g| g.name() == group)
+    }
+
+    /// The resource serving exactly this group, version and kind, with
+    /// its capabilities (kube-rs's `Discovery::resolve_gvk`).
+    pub fn resolve_gvk(&self, gvk: &GroupVersionKind) -> Option<(ApiResource, ApiCapabilities)> {
+        self.resources
+            .iter()
+            .find(|r| {
+                r.resource.group == gvk.group
+                    && r.resource.version == gvk.version
+                    && r.resource.kind == gvk.kind
+            })
+            .map(apigroup::pair)
     }
 
     /// Every discovered resource (subresources are folded into their parent).
@@ -324,7 +380,7 @@ struct VersionDiscovery {
 struct ResourceDiscovery {
     resource: String,
     #[serde(default)]
-    response_kind: Option<GroupVersionKind>,
+    response_kind: Option<ResponseKind>,
     #[serde(default)]
     scope: String,
     #[serde(default)]
@@ -340,7 +396,7 @@ struct ResourceDiscovery {
 }
 
 #[derive(Deserialize)]
-struct GroupVersionKind {
+struct ResponseKind {
     kind: String,
 }
 

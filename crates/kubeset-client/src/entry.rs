@@ -2,7 +2,7 @@
 //! `Entry` shape, plus [`Api::modify`], client-go's
 //! `retry.RetryOnConflict` around get → mutate → update.
 
-use kubeset_api::{Resource, ResourceExt as _};
+use kubeset_api::Resource;
 use kubeset_rest::Error;
 use serde::Serialize;
 use serde::de::DeserializeOwned;

@@ -46,9 +46,11 @@ pub mod clientset;
 pub mod discovery;
 pub mod dynamic;
 pub mod params;
+mod partial;
 mod patch;
 #[cfg(feature = "protobuf")]
 pub mod protobuf;
+mod scale;
 mod url;
 #[cfg(feature = "ws")]
 pub mod ws;
@@ -59,7 +61,11 @@ pub use clientset::Clientset;
 #[cfg(feature = "apiextensions-v1")]
 pub use crd::{CustomResourceExt, merge_crds};
 pub use entry::{CommitError, Entry, MODIFY_ATTEMPTS, OccupiedEntry, VacantEntry};
+pub use partial::{
+    PARTIAL_METADATA_ACCEPT, PARTIAL_METADATA_LIST_ACCEPT, PartialObjectMeta, PartialObjectMetaExt,
+};
 pub use patch::Patch;
+pub use scale::ScaleSubresource;
 
 #[cfg(feature = "apiextensions-v1")]
 pub use kubeset_api::schema::{self, JsonSchema};

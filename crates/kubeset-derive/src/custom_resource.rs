@@ -666,7 +666,14 @@ fn crd_impl(c: &Ctx<'_>, a: &Attrs, n: &Names) -> TokenStream {
     let crd_parts = crd_parts(a, n, krate, root);
     let short_names = &a.short_names;
     let namespaced = a.namespaced;
+    // `Api::get_scale`/`patch_scale`/`replace_scale`, as kube-rs has them.
+    let scale_impl = a
+        .scale
+        .as_ref()
+        .map(|_| quote!(impl #krate::ScaleSubresource for #root {}));
     quote! {
+        #scale_impl
+
         impl #krate::crd::CustomResourceExt for #root {
             fn crd() -> #krate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
                 #crd_parts.into_crd()

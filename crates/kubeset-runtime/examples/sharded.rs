@@ -90,7 +90,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     .graceful_shutdown_on(stop.clone().cancelled_owned());
     let store = controller.store();
     // Join only with a synced cache.
-    let sharder = sharder.ready_after(async move { store.wait_until_ready().await });
+    let sharder = sharder.ready_after(async move { store.wait_until_ready().await.unwrap_or(()) });
     let sharder = tokio::spawn(sharder.run(stop.clone().cancelled_owned()));
     let on_signal = stop.clone();
     tokio::spawn(async move {

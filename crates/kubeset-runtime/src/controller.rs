@@ -362,12 +362,15 @@ where
 
     /// Reconciles the objects `mapper` names for every changed object of
     /// `api`: [`ObjectRef<K>`]s, as kube-rs's (so `ObjectRef::new(name)`
-    /// infers the controller's kind), or [`ObjectKey`]s.
+    /// infers the controller's kind), or [`ObjectKey`]s. The mapper takes
+    /// the object by value, as kube-rs's (`|secret: Secret| …`): each
+    /// decoded object is moved into it, never cloned (`O` needs no
+    /// `Clone`).
     pub fn watches<O, I>(
         self,
         api: Api<O>,
         config: WatcherConfig,
-        mapper: impl Fn(&O) -> I + Send + Sync + 'static,
+        mapper: impl Fn(O) -> I + Send + Sync + 'static,
     ) -> Self
     where
         O: Resource + DeserializeOwned + Send + 'static,
@@ -382,7 +385,7 @@ where
     pub fn watches_stream<O, I>(
         self,
         trigger: impl Stream<Item = Result<O, WatcherError>> + Send + 'static,
-        mapper: impl Fn(&O) -> I + Send + Sync + 'static,
+        mapper: impl Fn(O) -> I + Send + Sync + 'static,
     ) -> Self
     where
         O: Send + 'static,
@@ -391,10 +394,7 @@ where
     {
         self.triggers(trigger.filter_map(move |o| {
             let keys: Vec<ObjectKey> = match o {
-                Ok(o) => mapper(&o)
-                    .into_iter()
-                    .map(|r| r.into().into_key())
-                    .collect(),
+                Ok(o) => mapper(o).into_iter().map(|r| r.into().into_key()).collect(),
                 Err(_) => Vec::new(),
             };
             future::ready((!keys.is_empty()).then_some(keys))
@@ -785,7 +785,7 @@ where
                     }
                 }
                 () = sleep_until(due), if !self.stopping && due.is_some() => {}
-                () = self.store.wait_until_ready(), if !self.store_synced => self.store_synced = true,
+                _ = self.store.wait_until_ready(), if !self.store_synced => self.store_synced = true,
             }
         }
     }

@@ -59,7 +59,7 @@
 //! | `runtime::metadata_watcher` | [`metadata_watcher`] | same |
 //! | `runtime::reflector::{reflector, store(), Store, ObjectRef, store::Writer}` | [`reflector::{reflector, store(), Store, ObjectRef, store::Writer}`](mod@reflector) | `ObjectRef` derefs to an [`ObjectKey`] (`r.name`, `r.namespace`); `Store::get` takes either; `reflector` yields the cached `Arc<K>`s |
 //! | `runtime::WatchStreamExt::{applied_objects, touched_objects, predicate_filter, default_backoff, modify}`, `watcher::Event::modify`, `watcher::Config::{labels, fields, timeout, page_size, any_semantic, streaming_lists}`, `runtime::predicates::{generation, labels, annotations, finalizers, resource_version}`, `Predicate::{combine, fallback}` | [`WatchStreamExt`], [`predicates`], [`WatcherConfig`] | same; `default_backoff` returns the stream as is (the watcher backs off itself); also [`Controller::with_predicate`] on the primary kind |
-//! | `Controller::{new, for_stream, owns, owns_stream, watches, watches_stream, reconcile_on, reconcile_all_on, graceful_shutdown_on, shutdown_on_signal, with_config, store}` | [`Controller`] | `new` takes an `Api` and a [`WatcherConfig`]; `watches` mappers take `&O` and return `ObjectRef<K>`s (the kind inferred) or `ObjectKey`s; plus [`Controller::for_shared`] |
+//! | `Controller::{new, for_stream, owns, owns_stream, watches, watches_stream, reconcile_on, reconcile_all_on, graceful_shutdown_on, shutdown_on_signal, with_config, store}` | [`Controller`] | `new` takes an `Api` and a [`WatcherConfig`]; `watches` mappers take `O` by value (as kube-rs's; moved, not cloned) and return `ObjectRef<K>`s (the kind inferred) or `ObjectKey`s; plus [`Controller::for_shared`] |
 //! | `Controller::run(reconcile, error_policy, ctx) -> Stream<Result<(ObjectRef, Action), controller::Error>>` | [`Controller::run`] | same shape; [`controller::Error`] has named fields (`ReconcilerFailed { object, source }`, `QueueError { source }`); deleted objects' keys are dropped, not reported as `ObjectNotFound` |
 //! | `controller::Action::{requeue, await_change}` | [`Action`] | plus [`Action::backoff`]: client-go's per-key exponential requeue ([`RetryBackoff`], 5 ms doubling to 1000 s), and [`Action::with_priority`] (controller-runtime's `Result.Priority`) |
 //! | `controller::Config::{concurrency, debounce}` | [`Config`] | same; plus `aging` and `reconcile_timeout` (controller-runtime's `ReconciliationTimeout`) |
@@ -187,5 +187,5 @@ pub use metadata::PartialObjectMetadata;
 pub use object_ref::ObjectRef;
 pub use predicates::{Predicate, WatchStreamExt};
 pub use shared::{SharedCache, SharedCaches};
-pub use store::{ObjectKey, Store, StoreConfig, Writer, reflector};
+pub use store::{ObjectKey, Store, StoreConfig, Writer, WriterDropped, reflector};
 pub use watcher::{Event, InitialList, WatcherConfig, WatcherError, metadata_watcher, watcher};

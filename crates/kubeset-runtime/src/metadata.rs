@@ -74,3 +74,19 @@ impl<K: Resource> Resource for PartialObjectMetadata<K> {
         &mut self.metadata
     }
 }
+
+/// kube-rs's `PartialObjectMeta<K>` (`kubeset::api::PartialObjectMeta`,
+/// what `Api::get_metadata` answers) into the cache's form: its `types`
+/// are dropped.
+impl<K> From<kubeset_client::PartialObjectMeta<K>> for PartialObjectMetadata<K> {
+    fn from(meta: kubeset_client::PartialObjectMeta<K>) -> Self {
+        Self::new(meta.metadata)
+    }
+}
+
+/// The cache's form into kube-rs's `PartialObjectMeta<K>` (no `types`).
+impl<K> From<PartialObjectMetadata<K>> for kubeset_client::PartialObjectMeta<K> {
+    fn from(meta: PartialObjectMetadata<K>) -> Self {
+        Self::new(meta.metadata)
+    }
+}

@@ -114,7 +114,7 @@
 //! let controller = Controller::new(Api::<ConfigMap>::namespaced(client, "default"), WatcherConfig::default())
 //!     .sharded(sharder.gate());
 //! let store = controller.store();
-//! let sharder = sharder.ready_after(async move { store.wait_until_ready().await });
+//! let sharder = sharder.ready_after(async move { store.wait_until_ready().await.unwrap_or(()) });
 //! tokio::spawn(sharder.run(std::future::pending()));
 //! controller
 //!     .run_until_shutdown(

@@ -289,13 +289,34 @@ impl<K> Store<K> {
         *self.ready.borrow()
     }
 
-    /// Waits until a first complete state has been swapped in. Returns at
-    /// once if the writer is gone.
-    pub async fn wait_until_ready(&self) {
+    /// Waits until a first complete state has been swapped in, as
+    /// kube-rs's `Store::wait_until_ready`.
+    ///
+    /// # Errors
+    ///
+    /// [`WriterDropped`] when the [`Writer`] (the reflector feeding this
+    /// store) was dropped before the store became ready: it never will.
+    /// A store that was ready once stays ready, its writer gone or not.
+    pub async fn wait_until_ready(&self) -> Result<(), WriterDropped> {
         let mut rx = self.ready.clone();
-        let _ = rx.wait_for(|r| *r).await;
+        rx.wait_for(|r| *r)
+            .await
+            .map(|_| ())
+            .map_err(|_| WriterDropped)
     }
 }
+
+/// [`Store::wait_until_ready`]'s error (kube-rs's
+/// `reflector::store::WriterDropped`): the store's [`Writer`] was dropped
+/// before a first complete state was swapped in.
+///
+/// ```
+/// use kubeset_runtime::reflector::store::WriterDropped;
+/// assert_eq!(WriterDropped.to_string(), "writer was dropped before store became ready");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("writer was dropped before store became ready")]
+pub struct WriterDropped;
 
 /// What [`Store::get`] looks up: an [`ObjectKey`], or an
 /// [`ObjectRef`](crate::ObjectRef) of the store's kind (so its kind
@@ -1000,5 +1021,24 @@ mod tests {
     fn keys_display_like_kubectl() {
         assert_eq!(ObjectKey::namespaced("ns", "a").to_string(), "ns/a");
         assert_eq!(ObjectKey::cluster("n1").to_string(), "n1");
+    }
+
+    #[tokio::test]
+    async fn wait_until_ready_fails_only_when_the_writer_goes_first() {
+        let w = writer();
+        let s = w.store();
+        drop(w);
+        assert_eq!(s.wait_until_ready().await, Err(super::WriterDropped));
+
+        let mut w = writer();
+        let s = w.store();
+        w.apply(Event::Init);
+        w.apply(Event::InitDone);
+        drop(w);
+        assert_eq!(
+            s.wait_until_ready().await,
+            Ok(()),
+            "ready once, ready for good"
+        );
     }
 }

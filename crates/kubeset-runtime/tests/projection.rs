@@ -108,7 +108,10 @@ where
             .for_each(|_| async {})
             .await;
     });
-    store.wait_until_ready().await;
+    store
+        .wait_until_ready()
+        .await
+        .expect("the reflector task holds the writer until synced");
     task
 }
 

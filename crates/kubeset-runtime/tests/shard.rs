@@ -180,7 +180,7 @@ async fn run_replica(identity: String) {
     .concurrency(8)
     .graceful_shutdown_on(stop.clone().cancelled_owned());
     let store = controller.store();
-    let sharder = sharder.ready_after(async move { store.wait_until_ready().await });
+    let sharder = sharder.ready_after(async move { store.wait_until_ready().await.unwrap_or(()) });
     let mut ready = sharder.ready();
     let sharder = tokio::spawn(sharder.run(stop.clone().cancelled_owned()));
     let term = stop.clone();

@@ -251,7 +251,7 @@ async fn controller_follows_owned_and_mapped_objects() {
             Api::<ConfigMap>::namespaced(c.clone(), "kube-public"),
             fast(),
             // A ConfigMap in kube-public named after one in default triggers it.
-            |o: &ConfigMap| {
+            |o: ConfigMap| {
                 vec![ObjectKey::namespaced(
                     "default",
                     o.metadata.name.as_deref().unwrap_or_default(),

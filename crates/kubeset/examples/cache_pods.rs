@@ -107,7 +107,7 @@ async fn cache(url: &str, mode: &str) -> Result<(), Box<dyn std::error::Error>> 
                 streams.push(Box::pin(cache.subscribe()));
             }
             for store in &stores {
-                store.wait_until_ready().await;
+                store.wait_until_ready().await?;
             }
             println!(
                 "{mode}: {} caches running",

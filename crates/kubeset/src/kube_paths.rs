@@ -36,8 +36,9 @@ pub mod api {
     // kube-rs's `ObjectList<K>` is kubeset's `List<K>` (iterate it with
     // `for x in list` or `&list`).
     pub use kubeset_client::{
-        Api, ClusterResourceScope, List as ObjectList, NamespaceResourceScope, Patch, Resource,
-        ResourceExt, ResourceScope, WatchEvent,
+        Api, ClusterResourceScope, List as ObjectList, NamespaceResourceScope, PartialObjectMeta,
+        PartialObjectMetaExt, Patch, Resource, ResourceExt, ResourceScope, WatchEvent,
+        admission::{GroupVersionKind, TypeMeta},
         apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta, OwnerReference},
         dynamic::{ApiResource, DynamicObject},
         params::{
@@ -56,8 +57,9 @@ pub mod api {
 /// dynamic objects, list and metadata types, watch events and parameters.
 pub mod core {
     pub use kubeset_client::{
-        ClusterResourceScope, List as ObjectList, NamespaceResourceScope, Resource, ResourceExt,
-        ResourceScope, WatchEvent,
+        ClusterResourceScope, List as ObjectList, NamespaceResourceScope, PartialObjectMeta,
+        PartialObjectMetaExt, Resource, ResourceExt, ResourceScope, WatchEvent,
+        admission::{GroupVersionKind, TypeMeta},
         apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta, OwnerReference, Status},
         dynamic::{ApiResource, DynamicObject},
     };

@@ -48,6 +48,8 @@ use serde::de::DeserializeOwned;
 #[doc(no_inline)]
 pub use kubeset_testserver::{Faults, TestServerBuilder};
 
+pub mod envtest;
+
 /// How long [`wait_for`] waits unless the condition says otherwise
 /// ([`Until::within`]): long enough for a loaded CI machine, short enough
 /// that a test that cannot pass fails instead of hanging.

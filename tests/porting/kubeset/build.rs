@@ -10,7 +10,11 @@ use std::{env, fs};
 const RENAMES: [&str; 2] = ["kube::", "k8s_openapi::"];
 
 fn main() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kube/src");
+    // The manifest directory of this build, read at run time: a build
+    // script binary reused from another checkout (a seeded target dir)
+    // would otherwise read that checkout's sources.
+    let manifest = env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
+    let src = Path::new(&manifest).join("../kube/src");
     println!("cargo::rerun-if-changed={}", src.display());
     let mut files: Vec<_> = fs::read_dir(&src)
         .expect("tests/porting/kube/src")

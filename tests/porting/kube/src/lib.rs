@@ -21,9 +21,13 @@ mod crd;
 #[cfg(test)]
 mod dynamic;
 #[cfg(test)]
+mod metadata;
+#[cfg(test)]
 mod mock;
 #[cfg(test)]
 mod operator;
+#[cfg(test)]
+mod scale_store_discovery;
 #[cfg(test)]
 mod support;
 #[cfg(test)]

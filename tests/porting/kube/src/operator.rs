@@ -159,10 +159,14 @@ async fn controller_owns_watches_finalizes_and_records() -> Result<(), BoxError>
     });
     let controller = Controller::new(dbs.clone(), watcher::Config::default().any_semantic())
         .owns(cms.clone(), watcher::Config::default())
-        .watches(secrets.clone(), watcher::Config::default(), |secret| {
-            let db = secret.labels().get(DB_LABEL)?.clone();
-            Some(ObjectRef::new(&db).within(&secret.namespace()?))
-        })
+        .watches(
+            secrets.clone(),
+            watcher::Config::default(),
+            |secret: Secret| {
+                let db = secret.labels().get(DB_LABEL)?.clone();
+                Some(ObjectRef::new(&db).within(&secret.namespace()?))
+            },
+        )
         .run(reconcile, error_policy, ctx)
         .for_each(|_| futures::future::ready(()));
     let controller = tokio::spawn(controller);
