@@ -326,7 +326,11 @@ static COMPILED: LazyLock<Mutex<Compiled>> = LazyLock::new(Mutex::default);
 
 /// The [`Lazy`] schemas made before, by [`key_of`] their JSON value, and
 /// the bytes of their text; bounded as [`COMPILED`] is.
-static LAZY: LazyLock<Mutex<(HashMap<(u64, usize), Lazy>, usize)>> = LazyLock::new(Mutex::default);
+static LAZY: LazyLock<Mutex<Made>> = LazyLock::new(Mutex::default);
+
+/// [`LAZY`]'s content: the cells by [`key_of`], and the bytes of JSON text
+/// they hold.
+type Made = (HashMap<(u64, usize), Lazy>, usize);
 
 /// [`COMPILED`]'s content: the schemas by [`key_of`], and the bytes of
 /// JSON text they were compiled from.
