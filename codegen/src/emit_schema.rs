@@ -314,7 +314,7 @@ fn impl_for(
     }
     for f in fields {
         let spec = schema.and_then(|s| s.properties.get(&f.json));
-        props.push(prop(ir, t.gvk.is_some(), f, spec, definitions));
+        props.push(prop(ir, t, f, spec, definitions));
     }
     let definition = t.definition.as_str();
     // Properties in JSON name order, as the server publishes them.
@@ -346,13 +346,14 @@ fn opt_str(s: Option<&str>) -> TokenStream {
 
 fn prop(
     ir: &Ir,
-    gvk: bool,
+    t: &TypeDef,
     f: &Field,
     spec: Option<&Schema>,
     definitions: &BTreeMap<String, Schema>,
 ) -> TokenStream {
     let name = &f.json;
     let ty = emit::rust_ty_with(&f.ty, &quote!(crate::ByteString), &|d| type_path(ir, d));
+    let gvk = t.gvk.is_some();
     let mut extra = Vec::new();
     // The IR makes a kind's `metadata` required; the server publishes it
     // optional, which an embedded object needs.
@@ -375,6 +376,13 @@ fn prop(
         }
         if let Some(default) = spec.default.as_ref().and_then(kept_default) {
             extra.push(quote!(default: Some(#default),));
+        }
+        if f.required
+            && spec.default.is_none()
+            && publishes_zero_defaults(t)
+            && zero_written_by_model(ir, &f.ty)
+        {
+            extra.push(quote!(unset_when_absent: true,));
         }
         let values: Vec<&str> = spec.enum_values.iter().filter_map(Value::as_str).collect();
         if !values.is_empty() {
@@ -416,6 +424,29 @@ fn reference<'a>(ir: &Ir, ty: &'a Ty) -> Option<(&'a str, &'static str)> {
         TypeKind::Enum { .. } | TypeKind::Untagged { .. } | TypeKind::Reuse { .. } => false,
     };
     named.then_some((target.as_str(), wrap))
+}
+
+/// Whether the definition was read from an OpenAPI v3 document, where Go's
+/// OpenAPI generator publishes the zero `default` of every field Go's JSON
+/// always writes (swagger.json, OpenAPI v2, publishes no defaults).
+fn publishes_zero_defaults(t: &TypeDef) -> bool {
+    t.source.split('/').any(|part| part == "openapi-v3")
+}
+
+/// Whether the model, holding a required field of type `ty` without
+/// `Option`, writes its zero when the field was absent: a struct (or
+/// opaque object) or a plain scalar. Hand-written types (`Time`,
+/// `Quantity`, `IntOrString`) have zeros of their own that Go writes too
+/// (or as `null`), and lists and maps are dropped empty.
+fn zero_written_by_model(ir: &Ir, ty: &Ty) -> bool {
+    match ty {
+        Ty::String | Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 => true,
+        Ty::Ref(d) => ir
+            .types
+            .get(d)
+            .is_some_and(|t| matches!(t.kind, TypeKind::Struct { .. } | TypeKind::Opaque)),
+        Ty::Bytes | Ty::Value | Ty::Vec(_) | Ty::Map(_) => false,
+    }
 }
 
 /// A default the CRD keeps: a scalar that is not Go's zero value.

@@ -613,6 +613,14 @@ impl TestServer {
     /// `metadata.name`, and `metadata.namespace` for namespaced kinds), as a
     /// POST would; returns the stored object.
     pub fn create(&self, obj: Value) -> Result<Value, Error> {
+        self.create_with(obj, crate::admission::Options::default())
+    }
+
+    fn create_with(
+        &self,
+        obj: Value,
+        admission: crate::admission::Options,
+    ) -> Result<Value, Error> {
         let api_version = obj
             .get("apiVersion")
             .and_then(Value::as_str)
@@ -628,7 +636,7 @@ impl TestServer {
             manager: "kubeset-testserver".into(),
             dry_run: false,
             applied: false,
-            admission: crate::admission::Options::default(),
+            admission,
         };
         Ok(self.inner.store.create(&res, &ns, obj, &ctx)?)
     }
@@ -671,6 +679,18 @@ impl TestServer {
     /// Registers a CustomResourceDefinition (`apiextensions.k8s.io/v1`
     /// JSON); its resources are served and discoverable at once. CRDs
     /// created through the API are served the same way.
+    ///
+    /// It is checked as kube-apiserver checks a CRD created through the
+    /// API (its name, one storage version, a structural schema on every
+    /// version: an `Err` otherwise), except that the schemas are not
+    /// compiled here: each version's schema and its CEL rules compile on
+    /// the first write or read of that version's objects, so that a server
+    /// started with many CRDs does not wait for them. A schema that does
+    /// not compile (a CEL rule that does not parse or is too expensive, an
+    /// invalid `pattern`) makes every write of that version's objects
+    /// answer `500 InternalError` naming the CRD and its problems. A CRD
+    /// created through the API with such a schema is refused at creation
+    /// (`422 Invalid`), as kube-apiserver refuses it.
     pub fn register_crd(&self, crd: Value) -> Result<Value, Error> {
         let mut crd = crd;
         if !crd.is_object() {
@@ -686,7 +706,11 @@ impl TestServer {
         if crd.get("kind").is_none() {
             crd["kind"] = json!("CustomResourceDefinition");
         }
-        self.create(crd)
+        let admission = crate::admission::Options {
+            defer_crd_schemas: true,
+            ..crate::admission::Options::default()
+        };
+        self.create_with(crd, admission)
     }
 
     /// Watch streams open now over every replica: a watch is counted from

@@ -48,9 +48,9 @@ pub(crate) struct Resource {
     pub(crate) categories: Vec<String>,
     /// A CRD version's `schema.openAPIV3Schema`, for `/openapi`.
     pub(crate) schema: Option<Arc<Value>>,
-    /// The same schema compiled for admission (`None`: none, or it did
-    /// not compile, which CRD validation refuses).
-    pub(crate) compiled: Option<crate::admission::schema::Schema>,
+    /// The same schema, compiled for admission on its first use (`None`:
+    /// none).
+    pub(crate) compiled: Option<crate::admission::schema::Lazy>,
     /// A CRD version's `additionalPrinterColumns`, for Tables.
     pub(crate) printer_columns: Vec<Value>,
     /// A CRD version's `selectableFields` (`spec.color` for the JSON path
@@ -289,13 +289,13 @@ fn version_resource(base: &Resource, spec: &Value, v: &Value) -> Option<Resource
             .map(str::to_owned)
             .unwrap_or_else(|| format!("{}/{version} {} is deprecated", base.group, base.kind))
     });
-    // The compiled schema keeps its source: `/openapi` shares it.
-    let source = v.pointer("/schema/openAPIV3Schema");
-    let compiled = source.and_then(|s| crate::admission::schema::Schema::compile(s).ok());
-    let schema = match &compiled {
-        Some(c) => Some(c.source()),
-        None => source.map(|s| Arc::new(s.clone())),
-    };
+    // Compiled on first use; `/openapi` shares its source.
+    let compiled = v
+        .pointer("/schema/openAPIV3Schema")
+        .map(crate::admission::schema::Lazy::of);
+    let schema = compiled
+        .as_ref()
+        .map(crate::admission::schema::Lazy::source);
     Some(Resource {
         version,
         subresources,
@@ -396,7 +396,7 @@ mod tests {
         );
         assert_eq!(v1.deprecation, None);
         assert_eq!(v1.schema.as_deref(), Some(&json!({"type": "object"})));
-        assert!(v1.compiled.is_some());
+        assert!(v1.compiled.as_ref().is_some_and(|c| c.get().is_ok()));
         assert_eq!(v1.printer_columns.len(), 1);
         assert_eq!(&*v1.selectable_fields, ["spec.color".to_owned()]);
         // The CRD-level subresources hold for a version without its own.

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use kubeset_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubeset_api::schema::{
-    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, JsonSchema,
+    Definition, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, JsonSchema,
 };
 use serde_json::Value;
 
@@ -281,17 +281,34 @@ fn build(res: &Resource) -> Shape {
 /// The schema compiled into kubeset-api of a built-in kind (`apps/v1`,
 /// `Deployment`), built on each call; `None` for a kind without one.
 pub(crate) fn builtin_schema(api_version: &str, kind: &str) -> Option<JSONSchemaProps> {
+    builtin(api_version, kind).map(|c| (c.build)())
+}
+
+/// The compiled schema of a built-in kind as data (its properties'
+/// facts, [`Definition`]); `None` for a kind without one.
+pub(crate) fn builtin_definition(api_version: &str, kind: &str) -> Option<Definition> {
+    builtin(api_version, kind).and_then(|c| c.definition)
+}
+
+fn builtin(api_version: &str, kind: &str) -> Option<Compiled> {
     BUILTIN
         .binary_search_by(|(av, k, _)| (*av, *k).cmp(&(api_version, kind)))
         .ok()
-        .map(|i| (BUILTIN[i].2)())
+        .map(|i| BUILTIN[i].2)
 }
 
-/// A kind's schema, built on demand.
-type SchemaFn = fn() -> JSONSchemaProps;
+/// A kind's compiled schema: built on demand, and as data.
+#[derive(Clone, Copy)]
+struct Compiled {
+    build: fn() -> JSONSchemaProps,
+    definition: Option<Definition>,
+}
 
-fn schema_of<T: JsonSchema>() -> JSONSchemaProps {
-    T::json_schema()
+const fn schema_of<T: JsonSchema>() -> Compiled {
+    Compiled {
+        build: T::json_schema,
+        definition: T::DEFINITION,
+    }
 }
 
 /// Every built-in kind with a compiled schema, sorted by apiVersion and
@@ -299,97 +316,97 @@ fn schema_of<T: JsonSchema>() -> JSONSchemaProps {
 /// `JsonSchema` impl; `CustomResourceDefinition`, in a reference cycle,
 /// has none and is deduced).
 #[rustfmt::skip]
-const BUILTIN: &[(&str, &str, SchemaFn)] = &[
-    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", schema_of::<kubeset_api::api::admissionregistration::v1::MutatingWebhookConfiguration>),
-    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", schema_of::<kubeset_api::api::admissionregistration::v1::ValidatingAdmissionPolicy>),
-    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy", schema_of::<kubeset_api::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>),
-    ("apiregistration.k8s.io/v1", "APIService", schema_of::<kubeset_api::kube_aggregator::pkg::apis::apiregistration::v1::APIService>),
-    ("apps/v1", "ControllerRevision", schema_of::<kubeset_api::api::apps::v1::ControllerRevision>),
-    ("apps/v1", "DaemonSet", schema_of::<kubeset_api::api::apps::v1::DaemonSet>),
-    ("apps/v1", "Deployment", schema_of::<kubeset_api::api::apps::v1::Deployment>),
-    ("apps/v1", "ReplicaSet", schema_of::<kubeset_api::api::apps::v1::ReplicaSet>),
-    ("apps/v1", "StatefulSet", schema_of::<kubeset_api::api::apps::v1::StatefulSet>),
-    ("authentication.k8s.io/v1", "SelfSubjectReview", schema_of::<kubeset_api::api::authentication::v1::SelfSubjectReview>),
-    ("authentication.k8s.io/v1", "TokenRequest", schema_of::<kubeset_api::api::authentication::v1::TokenRequest>),
-    ("authentication.k8s.io/v1", "TokenReview", schema_of::<kubeset_api::api::authentication::v1::TokenReview>),
-    ("authorization.k8s.io/v1", "LocalSubjectAccessReview", schema_of::<kubeset_api::api::authorization::v1::LocalSubjectAccessReview>),
-    ("authorization.k8s.io/v1", "SelfSubjectAccessReview", schema_of::<kubeset_api::api::authorization::v1::SelfSubjectAccessReview>),
-    ("authorization.k8s.io/v1", "SelfSubjectRulesReview", schema_of::<kubeset_api::api::authorization::v1::SelfSubjectRulesReview>),
-    ("authorization.k8s.io/v1", "SubjectAccessReview", schema_of::<kubeset_api::api::authorization::v1::SubjectAccessReview>),
-    ("autoscaling/v1", "HorizontalPodAutoscaler", schema_of::<kubeset_api::api::autoscaling::v1::HorizontalPodAutoscaler>),
-    ("autoscaling/v1", "Scale", schema_of::<kubeset_api::api::autoscaling::v1::Scale>),
-    ("autoscaling/v2", "HorizontalPodAutoscaler", schema_of::<kubeset_api::api::autoscaling::v2::HorizontalPodAutoscaler>),
-    ("batch/v1", "CronJob", schema_of::<kubeset_api::api::batch::v1::CronJob>),
-    ("batch/v1", "Job", schema_of::<kubeset_api::api::batch::v1::Job>),
-    ("certificates.k8s.io/v1", "CertificateSigningRequest", schema_of::<kubeset_api::api::certificates::v1::CertificateSigningRequest>),
-    ("certificates.k8s.io/v1alpha1", "ClusterTrustBundle", schema_of::<kubeset_api::api::certificates::v1alpha1::ClusterTrustBundle>),
-    ("certificates.k8s.io/v1beta1", "ClusterTrustBundle", schema_of::<kubeset_api::api::certificates::v1beta1::ClusterTrustBundle>),
-    ("certificates.k8s.io/v1beta1", "PodCertificateRequest", schema_of::<kubeset_api::api::certificates::v1beta1::PodCertificateRequest>),
-    ("coordination.k8s.io/v1", "Lease", schema_of::<kubeset_api::api::coordination::v1::Lease>),
-    ("coordination.k8s.io/v1alpha2", "LeaseCandidate", schema_of::<kubeset_api::api::coordination::v1alpha2::LeaseCandidate>),
-    ("coordination.k8s.io/v1beta1", "LeaseCandidate", schema_of::<kubeset_api::api::coordination::v1beta1::LeaseCandidate>),
-    ("discovery.k8s.io/v1", "EndpointSlice", schema_of::<kubeset_api::api::discovery::v1::EndpointSlice>),
-    ("events.k8s.io/v1", "Event", schema_of::<kubeset_api::api::events::v1::Event>),
-    ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", schema_of::<kubeset_api::api::flowcontrol::v1::FlowSchema>),
-    ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", schema_of::<kubeset_api::api::flowcontrol::v1::PriorityLevelConfiguration>),
-    ("internal.apiserver.k8s.io/v1alpha1", "StorageVersion", schema_of::<kubeset_api::api::apiserverinternal::v1alpha1::StorageVersion>),
-    ("networking.k8s.io/v1", "IPAddress", schema_of::<kubeset_api::api::networking::v1::IPAddress>),
-    ("networking.k8s.io/v1", "Ingress", schema_of::<kubeset_api::api::networking::v1::Ingress>),
-    ("networking.k8s.io/v1", "IngressClass", schema_of::<kubeset_api::api::networking::v1::IngressClass>),
-    ("networking.k8s.io/v1", "NetworkPolicy", schema_of::<kubeset_api::api::networking::v1::NetworkPolicy>),
-    ("networking.k8s.io/v1", "ServiceCIDR", schema_of::<kubeset_api::api::networking::v1::ServiceCIDR>),
-    ("networking.k8s.io/v1beta1", "IPAddress", schema_of::<kubeset_api::api::networking::v1beta1::IPAddress>),
-    ("networking.k8s.io/v1beta1", "ServiceCIDR", schema_of::<kubeset_api::api::networking::v1beta1::ServiceCIDR>),
-    ("node.k8s.io/v1", "RuntimeClass", schema_of::<kubeset_api::api::node::v1::RuntimeClass>),
-    ("policy/v1", "Eviction", schema_of::<kubeset_api::api::policy::v1::Eviction>),
-    ("policy/v1", "PodDisruptionBudget", schema_of::<kubeset_api::api::policy::v1::PodDisruptionBudget>),
-    ("rbac.authorization.k8s.io/v1", "ClusterRole", schema_of::<kubeset_api::api::rbac::v1::ClusterRole>),
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", schema_of::<kubeset_api::api::rbac::v1::ClusterRoleBinding>),
-    ("rbac.authorization.k8s.io/v1", "Role", schema_of::<kubeset_api::api::rbac::v1::Role>),
-    ("rbac.authorization.k8s.io/v1", "RoleBinding", schema_of::<kubeset_api::api::rbac::v1::RoleBinding>),
-    ("resource.k8s.io/v1", "DeviceClass", schema_of::<kubeset_api::api::resource::v1::DeviceClass>),
-    ("resource.k8s.io/v1", "ResourceClaim", schema_of::<kubeset_api::api::resource::v1::ResourceClaim>),
-    ("resource.k8s.io/v1", "ResourceClaimTemplate", schema_of::<kubeset_api::api::resource::v1::ResourceClaimTemplate>),
-    ("resource.k8s.io/v1", "ResourceSlice", schema_of::<kubeset_api::api::resource::v1::ResourceSlice>),
-    ("resource.k8s.io/v1alpha3", "DeviceTaintRule", schema_of::<kubeset_api::api::resource::v1alpha3::DeviceTaintRule>),
-    ("resource.k8s.io/v1beta1", "DeviceClass", schema_of::<kubeset_api::api::resource::v1beta1::DeviceClass>),
-    ("resource.k8s.io/v1beta1", "ResourceClaim", schema_of::<kubeset_api::api::resource::v1beta1::ResourceClaim>),
-    ("resource.k8s.io/v1beta1", "ResourceClaimTemplate", schema_of::<kubeset_api::api::resource::v1beta1::ResourceClaimTemplate>),
-    ("resource.k8s.io/v1beta1", "ResourceSlice", schema_of::<kubeset_api::api::resource::v1beta1::ResourceSlice>),
-    ("resource.k8s.io/v1beta2", "DeviceClass", schema_of::<kubeset_api::api::resource::v1beta2::DeviceClass>),
-    ("resource.k8s.io/v1beta2", "ResourceClaim", schema_of::<kubeset_api::api::resource::v1beta2::ResourceClaim>),
-    ("resource.k8s.io/v1beta2", "ResourceClaimTemplate", schema_of::<kubeset_api::api::resource::v1beta2::ResourceClaimTemplate>),
-    ("resource.k8s.io/v1beta2", "ResourceSlice", schema_of::<kubeset_api::api::resource::v1beta2::ResourceSlice>),
-    ("scheduling.k8s.io/v1", "PriorityClass", schema_of::<kubeset_api::api::scheduling::v1::PriorityClass>),
-    ("scheduling.k8s.io/v1alpha1", "Workload", schema_of::<kubeset_api::api::scheduling::v1alpha1::Workload>),
-    ("storage.k8s.io/v1", "CSIDriver", schema_of::<kubeset_api::api::storage::v1::CSIDriver>),
-    ("storage.k8s.io/v1", "CSINode", schema_of::<kubeset_api::api::storage::v1::CSINode>),
-    ("storage.k8s.io/v1", "CSIStorageCapacity", schema_of::<kubeset_api::api::storage::v1::CSIStorageCapacity>),
-    ("storage.k8s.io/v1", "StorageClass", schema_of::<kubeset_api::api::storage::v1::StorageClass>),
-    ("storage.k8s.io/v1", "VolumeAttachment", schema_of::<kubeset_api::api::storage::v1::VolumeAttachment>),
-    ("storage.k8s.io/v1", "VolumeAttributesClass", schema_of::<kubeset_api::api::storage::v1::VolumeAttributesClass>),
-    ("storage.k8s.io/v1beta1", "VolumeAttributesClass", schema_of::<kubeset_api::api::storage::v1beta1::VolumeAttributesClass>),
-    ("storagemigration.k8s.io/v1beta1", "StorageVersionMigration", schema_of::<kubeset_api::api::storagemigration::v1beta1::StorageVersionMigration>),
-    ("v1", "APIGroup", schema_of::<kubeset_api::apimachinery::pkg::apis::meta::v1::APIGroup>),
-    ("v1", "APIVersions", schema_of::<kubeset_api::apimachinery::pkg::apis::meta::v1::APIVersions>),
-    ("v1", "Binding", schema_of::<kubeset_api::api::core::v1::Binding>),
-    ("v1", "ComponentStatus", schema_of::<kubeset_api::api::core::v1::ComponentStatus>),
-    ("v1", "ConfigMap", schema_of::<kubeset_api::api::core::v1::ConfigMap>),
-    ("v1", "Endpoints", schema_of::<kubeset_api::api::core::v1::Endpoints>),
-    ("v1", "Event", schema_of::<kubeset_api::api::core::v1::Event>),
-    ("v1", "LimitRange", schema_of::<kubeset_api::api::core::v1::LimitRange>),
-    ("v1", "Namespace", schema_of::<kubeset_api::api::core::v1::Namespace>),
-    ("v1", "Node", schema_of::<kubeset_api::api::core::v1::Node>),
-    ("v1", "PersistentVolume", schema_of::<kubeset_api::api::core::v1::PersistentVolume>),
-    ("v1", "PersistentVolumeClaim", schema_of::<kubeset_api::api::core::v1::PersistentVolumeClaim>),
-    ("v1", "Pod", schema_of::<kubeset_api::api::core::v1::Pod>),
-    ("v1", "PodTemplate", schema_of::<kubeset_api::api::core::v1::PodTemplate>),
-    ("v1", "ReplicationController", schema_of::<kubeset_api::api::core::v1::ReplicationController>),
-    ("v1", "ResourceQuota", schema_of::<kubeset_api::api::core::v1::ResourceQuota>),
-    ("v1", "Secret", schema_of::<kubeset_api::api::core::v1::Secret>),
-    ("v1", "Service", schema_of::<kubeset_api::api::core::v1::Service>),
-    ("v1", "ServiceAccount", schema_of::<kubeset_api::api::core::v1::ServiceAccount>),
-    ("v1", "Status", schema_of::<kubeset_api::apimachinery::pkg::apis::meta::v1::Status>),
+const BUILTIN: &[(&str, &str, Compiled)] = &[
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", schema_of::<kubeset_api::api::admissionregistration::v1::MutatingWebhookConfiguration>()),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", schema_of::<kubeset_api::api::admissionregistration::v1::ValidatingAdmissionPolicy>()),
+    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy", schema_of::<kubeset_api::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>()),
+    ("apiregistration.k8s.io/v1", "APIService", schema_of::<kubeset_api::kube_aggregator::pkg::apis::apiregistration::v1::APIService>()),
+    ("apps/v1", "ControllerRevision", schema_of::<kubeset_api::api::apps::v1::ControllerRevision>()),
+    ("apps/v1", "DaemonSet", schema_of::<kubeset_api::api::apps::v1::DaemonSet>()),
+    ("apps/v1", "Deployment", schema_of::<kubeset_api::api::apps::v1::Deployment>()),
+    ("apps/v1", "ReplicaSet", schema_of::<kubeset_api::api::apps::v1::ReplicaSet>()),
+    ("apps/v1", "StatefulSet", schema_of::<kubeset_api::api::apps::v1::StatefulSet>()),
+    ("authentication.k8s.io/v1", "SelfSubjectReview", schema_of::<kubeset_api::api::authentication::v1::SelfSubjectReview>()),
+    ("authentication.k8s.io/v1", "TokenRequest", schema_of::<kubeset_api::api::authentication::v1::TokenRequest>()),
+    ("authentication.k8s.io/v1", "TokenReview", schema_of::<kubeset_api::api::authentication::v1::TokenReview>()),
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview", schema_of::<kubeset_api::api::authorization::v1::LocalSubjectAccessReview>()),
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview", schema_of::<kubeset_api::api::authorization::v1::SelfSubjectAccessReview>()),
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview", schema_of::<kubeset_api::api::authorization::v1::SelfSubjectRulesReview>()),
+    ("authorization.k8s.io/v1", "SubjectAccessReview", schema_of::<kubeset_api::api::authorization::v1::SubjectAccessReview>()),
+    ("autoscaling/v1", "HorizontalPodAutoscaler", schema_of::<kubeset_api::api::autoscaling::v1::HorizontalPodAutoscaler>()),
+    ("autoscaling/v1", "Scale", schema_of::<kubeset_api::api::autoscaling::v1::Scale>()),
+    ("autoscaling/v2", "HorizontalPodAutoscaler", schema_of::<kubeset_api::api::autoscaling::v2::HorizontalPodAutoscaler>()),
+    ("batch/v1", "CronJob", schema_of::<kubeset_api::api::batch::v1::CronJob>()),
+    ("batch/v1", "Job", schema_of::<kubeset_api::api::batch::v1::Job>()),
+    ("certificates.k8s.io/v1", "CertificateSigningRequest", schema_of::<kubeset_api::api::certificates::v1::CertificateSigningRequest>()),
+    ("certificates.k8s.io/v1alpha1", "ClusterTrustBundle", schema_of::<kubeset_api::api::certificates::v1alpha1::ClusterTrustBundle>()),
+    ("certificates.k8s.io/v1beta1", "ClusterTrustBundle", schema_of::<kubeset_api::api::certificates::v1beta1::ClusterTrustBundle>()),
+    ("certificates.k8s.io/v1beta1", "PodCertificateRequest", schema_of::<kubeset_api::api::certificates::v1beta1::PodCertificateRequest>()),
+    ("coordination.k8s.io/v1", "Lease", schema_of::<kubeset_api::api::coordination::v1::Lease>()),
+    ("coordination.k8s.io/v1alpha2", "LeaseCandidate", schema_of::<kubeset_api::api::coordination::v1alpha2::LeaseCandidate>()),
+    ("coordination.k8s.io/v1beta1", "LeaseCandidate", schema_of::<kubeset_api::api::coordination::v1beta1::LeaseCandidate>()),
+    ("discovery.k8s.io/v1", "EndpointSlice", schema_of::<kubeset_api::api::discovery::v1::EndpointSlice>()),
+    ("events.k8s.io/v1", "Event", schema_of::<kubeset_api::api::events::v1::Event>()),
+    ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", schema_of::<kubeset_api::api::flowcontrol::v1::FlowSchema>()),
+    ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", schema_of::<kubeset_api::api::flowcontrol::v1::PriorityLevelConfiguration>()),
+    ("internal.apiserver.k8s.io/v1alpha1", "StorageVersion", schema_of::<kubeset_api::api::apiserverinternal::v1alpha1::StorageVersion>()),
+    ("networking.k8s.io/v1", "IPAddress", schema_of::<kubeset_api::api::networking::v1::IPAddress>()),
+    ("networking.k8s.io/v1", "Ingress", schema_of::<kubeset_api::api::networking::v1::Ingress>()),
+    ("networking.k8s.io/v1", "IngressClass", schema_of::<kubeset_api::api::networking::v1::IngressClass>()),
+    ("networking.k8s.io/v1", "NetworkPolicy", schema_of::<kubeset_api::api::networking::v1::NetworkPolicy>()),
+    ("networking.k8s.io/v1", "ServiceCIDR", schema_of::<kubeset_api::api::networking::v1::ServiceCIDR>()),
+    ("networking.k8s.io/v1beta1", "IPAddress", schema_of::<kubeset_api::api::networking::v1beta1::IPAddress>()),
+    ("networking.k8s.io/v1beta1", "ServiceCIDR", schema_of::<kubeset_api::api::networking::v1beta1::ServiceCIDR>()),
+    ("node.k8s.io/v1", "RuntimeClass", schema_of::<kubeset_api::api::node::v1::RuntimeClass>()),
+    ("policy/v1", "Eviction", schema_of::<kubeset_api::api::policy::v1::Eviction>()),
+    ("policy/v1", "PodDisruptionBudget", schema_of::<kubeset_api::api::policy::v1::PodDisruptionBudget>()),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole", schema_of::<kubeset_api::api::rbac::v1::ClusterRole>()),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", schema_of::<kubeset_api::api::rbac::v1::ClusterRoleBinding>()),
+    ("rbac.authorization.k8s.io/v1", "Role", schema_of::<kubeset_api::api::rbac::v1::Role>()),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding", schema_of::<kubeset_api::api::rbac::v1::RoleBinding>()),
+    ("resource.k8s.io/v1", "DeviceClass", schema_of::<kubeset_api::api::resource::v1::DeviceClass>()),
+    ("resource.k8s.io/v1", "ResourceClaim", schema_of::<kubeset_api::api::resource::v1::ResourceClaim>()),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate", schema_of::<kubeset_api::api::resource::v1::ResourceClaimTemplate>()),
+    ("resource.k8s.io/v1", "ResourceSlice", schema_of::<kubeset_api::api::resource::v1::ResourceSlice>()),
+    ("resource.k8s.io/v1alpha3", "DeviceTaintRule", schema_of::<kubeset_api::api::resource::v1alpha3::DeviceTaintRule>()),
+    ("resource.k8s.io/v1beta1", "DeviceClass", schema_of::<kubeset_api::api::resource::v1beta1::DeviceClass>()),
+    ("resource.k8s.io/v1beta1", "ResourceClaim", schema_of::<kubeset_api::api::resource::v1beta1::ResourceClaim>()),
+    ("resource.k8s.io/v1beta1", "ResourceClaimTemplate", schema_of::<kubeset_api::api::resource::v1beta1::ResourceClaimTemplate>()),
+    ("resource.k8s.io/v1beta1", "ResourceSlice", schema_of::<kubeset_api::api::resource::v1beta1::ResourceSlice>()),
+    ("resource.k8s.io/v1beta2", "DeviceClass", schema_of::<kubeset_api::api::resource::v1beta2::DeviceClass>()),
+    ("resource.k8s.io/v1beta2", "ResourceClaim", schema_of::<kubeset_api::api::resource::v1beta2::ResourceClaim>()),
+    ("resource.k8s.io/v1beta2", "ResourceClaimTemplate", schema_of::<kubeset_api::api::resource::v1beta2::ResourceClaimTemplate>()),
+    ("resource.k8s.io/v1beta2", "ResourceSlice", schema_of::<kubeset_api::api::resource::v1beta2::ResourceSlice>()),
+    ("scheduling.k8s.io/v1", "PriorityClass", schema_of::<kubeset_api::api::scheduling::v1::PriorityClass>()),
+    ("scheduling.k8s.io/v1alpha1", "Workload", schema_of::<kubeset_api::api::scheduling::v1alpha1::Workload>()),
+    ("storage.k8s.io/v1", "CSIDriver", schema_of::<kubeset_api::api::storage::v1::CSIDriver>()),
+    ("storage.k8s.io/v1", "CSINode", schema_of::<kubeset_api::api::storage::v1::CSINode>()),
+    ("storage.k8s.io/v1", "CSIStorageCapacity", schema_of::<kubeset_api::api::storage::v1::CSIStorageCapacity>()),
+    ("storage.k8s.io/v1", "StorageClass", schema_of::<kubeset_api::api::storage::v1::StorageClass>()),
+    ("storage.k8s.io/v1", "VolumeAttachment", schema_of::<kubeset_api::api::storage::v1::VolumeAttachment>()),
+    ("storage.k8s.io/v1", "VolumeAttributesClass", schema_of::<kubeset_api::api::storage::v1::VolumeAttributesClass>()),
+    ("storage.k8s.io/v1beta1", "VolumeAttributesClass", schema_of::<kubeset_api::api::storage::v1beta1::VolumeAttributesClass>()),
+    ("storagemigration.k8s.io/v1beta1", "StorageVersionMigration", schema_of::<kubeset_api::api::storagemigration::v1beta1::StorageVersionMigration>()),
+    ("v1", "APIGroup", schema_of::<kubeset_api::apimachinery::pkg::apis::meta::v1::APIGroup>()),
+    ("v1", "APIVersions", schema_of::<kubeset_api::apimachinery::pkg::apis::meta::v1::APIVersions>()),
+    ("v1", "Binding", schema_of::<kubeset_api::api::core::v1::Binding>()),
+    ("v1", "ComponentStatus", schema_of::<kubeset_api::api::core::v1::ComponentStatus>()),
+    ("v1", "ConfigMap", schema_of::<kubeset_api::api::core::v1::ConfigMap>()),
+    ("v1", "Endpoints", schema_of::<kubeset_api::api::core::v1::Endpoints>()),
+    ("v1", "Event", schema_of::<kubeset_api::api::core::v1::Event>()),
+    ("v1", "LimitRange", schema_of::<kubeset_api::api::core::v1::LimitRange>()),
+    ("v1", "Namespace", schema_of::<kubeset_api::api::core::v1::Namespace>()),
+    ("v1", "Node", schema_of::<kubeset_api::api::core::v1::Node>()),
+    ("v1", "PersistentVolume", schema_of::<kubeset_api::api::core::v1::PersistentVolume>()),
+    ("v1", "PersistentVolumeClaim", schema_of::<kubeset_api::api::core::v1::PersistentVolumeClaim>()),
+    ("v1", "Pod", schema_of::<kubeset_api::api::core::v1::Pod>()),
+    ("v1", "PodTemplate", schema_of::<kubeset_api::api::core::v1::PodTemplate>()),
+    ("v1", "ReplicationController", schema_of::<kubeset_api::api::core::v1::ReplicationController>()),
+    ("v1", "ResourceQuota", schema_of::<kubeset_api::api::core::v1::ResourceQuota>()),
+    ("v1", "Secret", schema_of::<kubeset_api::api::core::v1::Secret>()),
+    ("v1", "Service", schema_of::<kubeset_api::api::core::v1::Service>()),
+    ("v1", "ServiceAccount", schema_of::<kubeset_api::api::core::v1::ServiceAccount>()),
+    ("v1", "Status", schema_of::<kubeset_api::apimachinery::pkg::apis::meta::v1::Status>()),
 ];
 
 #[cfg(test)]
@@ -411,7 +428,8 @@ mod tests {
             .iter()
             .find(|(av, k, _)| *av == "v1" && *k == "Pod")
             .unwrap()
-            .2)();
+            .2
+            .build)();
         let pod = root(Some(&schema));
         let spec = pod.field("spec").unwrap();
         let Shape::List { kind, .. } = spec.field("containers").unwrap() else {

@@ -12,6 +12,13 @@
 //! - **Empty and null fields are dropped** (protobuf keeps no empty map or
 //!   list; Go's `omitempty`): `annotations: {}`, `data: null` or an
 //!   emptied `finalizers` leave no key behind.
+//! - **A required field Go keeps nil stays absent**: the model holds a
+//!   required field without `Option` and fills in its zero; where Go's
+//!   field is a pointer (a Deployment's `spec.selector`) or an `omitempty`
+//!   scalar, which the kind's OpenAPI v3 schema shows by publishing no zero
+//!   `default`, the zero is taken out again when the object lacked the
+//!   field. Fields Go always writes (a non-pointer struct such as
+//!   `spec.template`) stay filled in.
 //! - **Unknown fields are dropped**, with a `unknown field "spec.x"`
 //!   warning, as `fieldValidation=Warn` (the default) words it; with
 //!   `Strict` the request is refused (400 for a body, 422 for a patch),
@@ -22,6 +29,7 @@
 //! Custom resources and kinds without a codec pass unchanged.
 
 use kubeset_api::protobuf::dynamic;
+use kubeset_api::schema::{Definition, Wrap};
 use serde_json::{Map, Value};
 
 pub(crate) use crate::admission::FieldValidation;
@@ -79,6 +87,9 @@ pub(crate) fn decode(
         }
         unknown_fields(input, o, "", &mut unknown);
         keep_managed_fields_reset(input, o);
+    }
+    if let Some(def) = shape::builtin_definition(&res.api_version(), &res.kind) {
+        unset_absent(def, &stripped, &mut out);
     }
     crate::registry::of(res).on_decode(&mut out);
     let warnings: Vec<String> = unknown
@@ -171,6 +182,50 @@ fn drop_nulls(v: &mut Value) {
         }
         Value::Array(a) => a.iter_mut().for_each(drop_nulls),
         _ => {}
+    }
+}
+
+/// Removes from `out` each required field that `input` lacks and that Go
+/// keeps unset ([`Prop::unset_when_absent`]: a pointer, as a Deployment's
+/// `spec.selector`, or an `omitempty` scalar), which the model's round
+/// trip filled in with its zero. The fields Go always writes (a struct
+/// that is not a pointer, as `spec.template`) stay filled in, as Go's JSON
+/// writes them. Walks only the nodes both objects have.
+///
+/// [`Prop::unset_when_absent`]: kubeset_api::schema::Prop::unset_when_absent
+fn unset_absent(def: Definition, input: &Value, out: &mut Value) {
+    let (Value::Object(i), Value::Object(o)) = (input, out) else {
+        return;
+    };
+    for p in def.model.properties {
+        let Some(ov) = o.get_mut(p.name) else {
+            continue;
+        };
+        let Some(iv) = i.get(p.name) else {
+            if p.unset_when_absent {
+                o.remove(p.name);
+            }
+            continue;
+        };
+        let Some(inner) = p.reference else {
+            continue;
+        };
+        match (p.wrap, iv, ov) {
+            (Wrap::One, iv, ov) => unset_absent(inner, iv, ov),
+            (Wrap::List, Value::Array(ia), Value::Array(oa)) if ia.len() == oa.len() => {
+                for (x, y) in ia.iter().zip(oa) {
+                    unset_absent(inner, x, y);
+                }
+            }
+            (Wrap::Map, Value::Object(im), Value::Object(om)) => {
+                for (k, y) in om.iter_mut() {
+                    if let Some(x) = im.get(k) {
+                        unset_absent(inner, x, y);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -373,11 +428,57 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn cm() -> std::sync::Arc<Resource> {
+    fn builtin(group: &str, plural: &str) -> std::sync::Arc<Resource> {
         crate::resources::builtin()
             .into_iter()
-            .find(|r| r.group.is_empty() && r.plural == "configmaps")
-            .expect("configmaps")
+            .find(|r| r.group == group && r.plural == plural)
+            .expect("a built-in resource")
+    }
+
+    fn cm() -> std::sync::Arc<Resource> {
+        builtin("", "configmaps")
+    }
+
+    /// Go's pointers stay nil when absent; its value structs are written.
+    #[test]
+    fn absent_pointers_stay_absent_and_value_structs_are_filled_in() {
+        let deploy = |spec: Value| {
+            let obj = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "a"}, "spec": spec});
+            let (out, _) = decode(
+                &builtin("apps", "deployments"),
+                obj,
+                Source::Body,
+                FieldValidation::Warn,
+            )
+            .unwrap();
+            out["spec"].clone()
+        };
+        // `selector` (`*LabelSelector`) absent or null: left out;
+        // `template` (a `PodTemplateSpec` value) is written as Go writes it.
+        let spec = deploy(json!({"replicas": 1}));
+        assert!(spec.get("selector").is_none(), "{spec}");
+        assert!(spec.get("template").is_some_and(Value::is_object), "{spec}");
+        assert!(deploy(json!({"selector": null})).get("selector").is_none());
+        // Sent, even empty: kept (a non-nil pointer to an empty struct).
+        assert_eq!(deploy(json!({"selector": {}}))["selector"], json!({}));
+        let sel = json!({"matchLabels": {"a": "b"}});
+        assert_eq!(deploy(json!({"selector": sel}))["selector"], sel);
+        // A scalar pointer (`*SideEffectClass`) in a list's items: left out
+        // where absent, kept where sent.
+        let hooks = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration", "metadata": {"name": "h"},
+            "webhooks": [{"name": "a.example.com", "admissionReviewVersions": ["v1"],
+                "clientConfig": {"url": "https://a.example.com"}},
+                {"name": "b.example.com", "admissionReviewVersions": ["v1"],
+                "clientConfig": {"url": "https://b.example.com"}, "sideEffects": "None"}]});
+        let res = builtin(
+            "admissionregistration.k8s.io",
+            "mutatingwebhookconfigurations",
+        );
+        let (out, _) = decode(&res, hooks, Source::Body, FieldValidation::Warn).unwrap();
+        assert!(out["webhooks"][0].get("sideEffects").is_none(), "{out}");
+        assert_eq!(out["webhooks"][1]["sideEffects"], "None");
     }
 
     #[test]

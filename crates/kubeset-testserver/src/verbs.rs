@@ -109,6 +109,7 @@ impl Call<'_> {
                 verb: Some(verb),
                 warnings: admission::Warnings::default(),
                 webhooks: self.webhooks.clone(),
+                defer_crd_schemas: false,
             },
             ..self.write_ctx(default)
         }

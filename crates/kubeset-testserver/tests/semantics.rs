@@ -1219,6 +1219,69 @@ async fn rust_api_seeds_and_reads_objects() {
     assert!(s.resource_version() >= rv(&created));
 }
 
+/// A CRD installed with `register_crd` has its schema compiled on first
+/// use: one whose CEL rule does not compile is registered, and every write
+/// of its objects then answers 500 naming the CRD and the rule's problem;
+/// the same CRD created through the API is refused at once (422), as
+/// kube-apiserver refuses it.
+#[tokio::test]
+async fn a_registered_crd_whose_schema_does_not_compile_fails_on_first_write() {
+    let s = TestServer::start().await.unwrap();
+    let crd = |group: &str| {
+        json!({"metadata": {"name": format!("gizmos.{group}")},
+        "spec": {"group": group, "scope": "Namespaced",
+            "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object",
+                        "properties": {"size": {"type": "integer"}},
+                        "x-kubernetes-validations": [{"rule": "self.size >"}]}}}}}]}})
+    };
+    s.register_crd(crd("a.example.com")).unwrap();
+    for _ in 0..2 {
+        let err = s
+            .create(json!({"apiVersion": "a.example.com/v1", "kind": "Gizmo",
+                "metadata": {"name": "g", "namespace": "default"}, "spec": {"size": 1}}))
+            .unwrap_err();
+        let kubeset_testserver::Error::Rejected {
+            code,
+            reason,
+            message,
+        } = err
+        else {
+            panic!("not a refusal: {err:?}");
+        };
+        assert_eq!((code, reason), (500, "InternalError"), "{message}");
+        assert!(
+            message.contains("gizmos.a.example.com")
+                && message.contains("x-kubernetes-validations[0].rule"),
+            "{message}"
+        );
+    }
+    // Over HTTP, as a client sees it.
+    let url = format!(
+        "{}/apis/a.example.com/v1/namespaces/default/gizmos",
+        s.url()
+    );
+    let resp = client()
+        .post(&url)
+        .json(&json!({"apiVersion": "a.example.com/v1", "kind": "Gizmo",
+            "metadata": {"name": "h"}, "spec": {"size": 1}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 500);
+    // Through the API: refused when created.
+    let mut api = crd("b.example.com");
+    api["apiVersion"] = json!("apiextensions.k8s.io/v1");
+    api["kind"] = json!("CustomResourceDefinition");
+    let err = s.create(api).unwrap_err();
+    assert!(
+        matches!(err, kubeset_testserver::Error::Rejected { code: 422, .. }),
+        "{err:?}"
+    );
+}
+
 /// A ValidatingAdmissionPolicy's refusals and warnings, with the texts
 /// kube-apiserver v1.35.4 gave for the same policy, binding and requests
 /// (observed on a realkube instance; the differential suite compares

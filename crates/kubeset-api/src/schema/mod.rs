@@ -896,6 +896,15 @@ pub struct Prop {
     pub reference: Option<Definition>,
     /// Where [`Prop::reference`] sits in the property's type.
     pub wrap: Wrap,
+    /// A required property that Go keeps unset when it is absent: the
+    /// server publishes no zero `default` for it, which Go's OpenAPI
+    /// generator writes for exactly the fields Go's JSON always encodes (a
+    /// struct that is not a pointer, `{}`; a scalar that is neither a
+    /// pointer nor `omitempty`, `""`, `0`, `false`). Set for struct and
+    /// plain scalar properties only: the model holds a required property
+    /// without `Option`, so decoding an object that lacks it fills in the
+    /// zero that Go's pointer (`spec.selector` of a Deployment) leaves nil.
+    pub unset_when_absent: bool,
 }
 
 impl Prop {
@@ -913,6 +922,7 @@ impl Prop {
         enum_values: &[],
         reference: None,
         wrap: Wrap::One,
+        unset_when_absent: false,
     };
 }
 

@@ -1,7 +1,12 @@
 //! Admission of custom resources: what kube-apiserver does to a custom
 //! resource between decoding a write and storing it, from the CRD
 //! version's structural schema compiled once ([`schema::Schema`], kept on
-//! the served [`Resource`]).
+//! the served [`Resource`] as a [`schema::Lazy`]: compiled on its first
+//! use, once per process for the same JSON). A CRD created through the API
+//! has its schemas compiled when it is admitted ([`crd`]), so that a rule
+//! that does not compile or is too expensive refuses it; one installed
+//! with `TestServer::register_crd` is checked for structure only, and a
+//! schema of it that does not compile fails its first write (500).
 //!
 //! In the real server's order ([`admit`]):
 //! 1. **Pruning** ([`shape::prune`]): fields the schema does not declare
@@ -120,6 +125,10 @@ pub(crate) struct Options {
     /// The webhook pass of a client's write when webhooks are configured
     /// ([`webhook::Pass`]); `None` otherwise (and for internal writes).
     pub(crate) webhooks: Option<Arc<webhook::Pass>>,
+    /// A CRD installed with `TestServer::register_crd`: its schemas are
+    /// checked for structure here and compiled on first use
+    /// ([`schema::Lazy`]), not now.
+    pub(crate) defer_crd_schemas: bool,
 }
 
 impl Options {
@@ -157,7 +166,7 @@ pub(crate) fn admit(
     opts: &Options,
 ) -> Result<(), ApiError> {
     if res.group == "apiextensions.k8s.io" && res.plural == "customresourcedefinitions" {
-        return settle(res, name, crd::problems(obj), opts);
+        return settle(res, name, crd::problems(obj, !opts.defer_crd_schemas), opts);
     }
     if !res.custom {
         let mut causes = crate::validation::builtin_problems(res, obj, old);
@@ -175,9 +184,10 @@ pub(crate) fn admit(
         }
         return settle(res, name, causes, opts);
     }
-    let Some(schema) = &res.compiled else {
+    let Some(lazy) = &res.compiled else {
         return Ok(());
     };
+    let schema = lazy.get().map_err(|p| uncompiled(res, p))?;
     let root = &schema.root;
     let before = (opts.field_validation == FieldValidation::Strict
         && opts.verb == Some(Verb::Patch))
@@ -275,6 +285,7 @@ pub(crate) fn policies(
                 verb: opts.verb.map(|_| Verb::Write),
                 warnings: Warnings::default(),
                 webhooks: None,
+                defer_crd_schemas: opts.defer_crd_schemas,
             };
             admit(req.res, req.name, obj, req.old, &again)?;
         }
@@ -330,10 +341,30 @@ fn refuse(
     Err(ApiError::invalid(res, name, &causes))
 }
 
+/// The answer to a write of a custom resource whose CRD's schema does not
+/// compile: only a CRD installed with `TestServer::register_crd`, whose
+/// schema is compiled on first use, gets here (one created through the API
+/// was refused); a 500 naming the CRD and its first problems.
+fn uncompiled(res: &Resource, problems: &[schema::Problem]) -> ApiError {
+    let shown: Vec<String> = problems
+        .iter()
+        .take(8)
+        .map(|p| format!("openAPIV3Schema{}: {}", p.path, p.message))
+        .collect();
+    ApiError::internal(&format!(
+        "the schema of {}.{} version {} does not compile (registered with register_crd, \
+         compiled on first use): {}",
+        res.plural,
+        res.group,
+        res.version,
+        shown.join("; ")
+    ))
+}
+
 /// A stored object as a read returns it: pruned and defaulted by the
 /// schema of the version it is read in.
 pub(crate) fn on_read(res: &Resource, obj: &mut Value) {
-    if let Some(schema) = &res.compiled {
+    if let Some(Ok(schema)) = res.compiled.as_ref().map(schema::Lazy::get) {
         shape::prune(&schema.root, obj);
         shape::default(&schema.root, obj);
     }

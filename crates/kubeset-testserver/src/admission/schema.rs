@@ -19,7 +19,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash, Hasher, RandomState};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use regex::Regex;
 use serde_json::Value;
@@ -209,10 +209,65 @@ impl PartialEq for Schema {
 
 impl Eq for Schema {}
 
-impl Schema {
-    /// The `openAPIV3Schema` this was compiled from.
+/// A CRD version's schema, compiled on its first use ([`Lazy::get`]), not
+/// when the CRD is served: a server started with many CRDs does not wait
+/// for their schemas and CEL rules (Gateway API's HTTPRoute has about 90
+/// rules a version). Concurrent first uses wait for one compile; the
+/// result, problems included, is kept. A CRD created through the API was
+/// compiled when it was admitted (its problems refuse it, as
+/// kube-apiserver's do), so its first use finds it in [`COMPILED`].
+#[derive(Debug, Clone)]
+pub(crate) struct Lazy {
+    source: Arc<Value>,
+    cell: Arc<OnceLock<Result<Schema, Vec<Problem>>>>,
+}
+
+impl PartialEq for Lazy {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.source, &other.source) || self.source == other.source
+    }
+}
+
+impl Eq for Lazy {}
+
+impl Lazy {
+    /// `source` (an `openAPIV3Schema`), to compile when first used: the
+    /// cell made for the same JSON before ([`LAZY`]), so that the servers
+    /// of a process share one compile and one copy of the source, else a
+    /// new one.
+    pub(crate) fn of(source: &Value) -> Self {
+        let key = key_of(source);
+        let mut cache = LAZY.lock().unwrap_or_else(|p| p.into_inner());
+        let (map, bytes) = &mut *cache;
+        if let Some(lazy) = map.get(&key) {
+            return lazy.clone();
+        }
+        let lazy = Self {
+            source: Arc::new(source.clone()),
+            cell: Arc::default(),
+        };
+        if *bytes + key.1 > COMPILED_CACHE_BYTES {
+            map.clear();
+            *bytes = 0;
+        }
+        if key.1 <= COMPILED_CACHE_BYTES && map.insert(key, lazy.clone()).is_none() {
+            *bytes += key.1;
+        }
+        lazy
+    }
+
+    /// The `openAPIV3Schema` it compiles.
     pub(crate) fn source(&self) -> Arc<Value> {
         Arc::clone(&self.source)
+    }
+
+    /// The compiled schema, compiled now if this is its first use; the
+    /// problems that kept it from compiling otherwise.
+    pub(crate) fn get(&self) -> Result<&Schema, &[Problem]> {
+        self.cell
+            .get_or_init(|| Schema::compile(&self.source))
+            .as_ref()
+            .map_err(Vec::as_slice)
     }
 }
 
@@ -268,6 +323,14 @@ impl Sink {
 /// of their text. Bounded by [`COMPILED_CACHE_BYTES`]: emptied when full,
 /// so what it holds grows with the CRDs seen, never past the bound.
 static COMPILED: LazyLock<Mutex<Compiled>> = LazyLock::new(Mutex::default);
+
+/// The [`Lazy`] schemas made before, by [`key_of`] their JSON value, and
+/// the bytes of their text; bounded as [`COMPILED`] is.
+static LAZY: LazyLock<Mutex<Made>> = LazyLock::new(Mutex::default);
+
+/// [`LAZY`]'s content: the cells by [`key_of`], and the bytes of JSON text
+/// they hold.
+type Made = (HashMap<(u64, usize), Lazy>, usize);
 
 /// [`COMPILED`]'s content: the schemas by [`key_of`], and the bytes of
 /// JSON text they were compiled from.

@@ -383,6 +383,7 @@ impl JsonSchema for crate::api::admissionregistration::v1::MutatingWebhook {
                     description: Some(
                         "SideEffects states whether this webhook has side effects. Acceptable values are: None, NoneOnDryRun (webhooks created via v1beta1 may also specify Some or Unknown). Webhooks with side effects MUST implement a reconciliation system, since a request may be rejected by a future step in the admission chain and the side effects therefore need to be undone. Requests with the dryRun attribute will be auto-rejected if they match a webhook with sideEffects == Unknown or Some.",
                     ),
+                    unset_when_absent: true,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1358,6 +1359,7 @@ impl JsonSchema for crate::api::admissionregistration::v1::ValidatingWebhook {
                     description: Some(
                         "SideEffects states whether this webhook has side effects. Acceptable values are: None, NoneOnDryRun (webhooks created via v1beta1 may also specify Some or Unknown). Webhooks with side effects MUST implement a reconciliation system, since a request may be rejected by a future step in the admission chain and the side effects therefore need to be undone. Requests with the dryRun attribute will be auto-rejected if they match a webhook with sideEffects == Unknown or Some.",
                     ),
+                    unset_when_absent: true,
                     ..Prop::NONE
                 },
                 Prop {

@@ -164,6 +164,7 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersionCondi
                     description: Some(
                         "A human readable message indicating details about the transition.",
                     ),
+                    unset_when_absent: true,
                     ..Prop::NONE
                 },
                 Prop {

@@ -419,6 +419,7 @@ impl JsonSchema for crate::api::apps::v1::DaemonSetSpec {
                     description: Some(
                         "A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
                     ),
+                    unset_when_absent: true,
                     reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
@@ -832,6 +833,7 @@ impl JsonSchema for crate::api::apps::v1::DeploymentSpec {
                     description: Some(
                         "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.",
                     ),
+                    unset_when_absent: true,
                     reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
@@ -1205,6 +1207,7 @@ impl JsonSchema for crate::api::apps::v1::ReplicaSetSpec {
                     description: Some(
                         "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
                     ),
+                    unset_when_absent: true,
                     reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
@@ -1723,6 +1726,7 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetSpec {
                     description: Some(
                         "selector is a label query over pods that should match the replica count. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
                     ),
+                    unset_when_absent: true,
                     reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE

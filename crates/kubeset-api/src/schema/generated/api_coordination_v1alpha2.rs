@@ -184,6 +184,7 @@ impl JsonSchema for crate::api::coordination::v1alpha2::LeaseCandidateSpec {
                     description: Some(
                         "Strategy is the strategy that coordinated leader election will use for picking the leader. If multiple candidates for the same Lease return different strategies, the strategy provided by the candidate with the latest BinaryVersion will be used. If there is still conflict, this is a user error and coordinated leader election will not operate the Lease until resolved.",
                     ),
+                    unset_when_absent: true,
                     ..Prop::NONE
                 },
             ],

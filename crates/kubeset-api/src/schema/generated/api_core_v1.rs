@@ -2565,6 +2565,7 @@ impl JsonSchema for crate::api::core::v1::ContainerRestartRule {
                     description: Some(
                         "Specifies the action taken on a container exit if the requirements are satisfied. The only possible value is \"Restart\" to restart the container.",
                     ),
+                    unset_when_absent: true,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2602,6 +2603,7 @@ impl JsonSchema for crate::api::core::v1::ContainerRestartRuleOnExitCodes {
                     description: Some(
                         "Represents the relationship between the container exit code(s) and the specified values. Possible values are: - In: the requirement is satisfied if the container exit code is in the\n  set of specified values.\n- NotIn: the requirement is satisfied if the container exit code is\n  not in the set of specified values.",
                     ),
+                    unset_when_absent: true,
                     ..Prop::NONE
                 },
                 Prop {

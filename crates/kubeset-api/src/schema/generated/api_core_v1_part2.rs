@@ -3541,6 +3541,7 @@ impl JsonSchema for crate::api::core::v1::PodCertificateProjection {
                     description: Some(
                         "The type of keypair Kubelet will generate for the pod.\n\nValid values are \"RSA3072\", \"RSA4096\", \"ECDSAP256\", \"ECDSAP384\", \"ECDSAP521\", and \"ED25519\".",
                     ),
+                    unset_when_absent: true,
                     ..Prop::NONE
                 },
                 Prop {
@@ -3558,6 +3559,7 @@ impl JsonSchema for crate::api::core::v1::PodCertificateProjection {
                     description: Some(
                         "Kubelet's generated CSRs will be addressed to this signer.",
                     ),
+                    unset_when_absent: true,
                     ..Prop::NONE
                 },
                 Prop {

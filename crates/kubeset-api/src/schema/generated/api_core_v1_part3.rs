@@ -2151,6 +2151,7 @@ impl JsonSchema for crate::api::core::v1::ScaleIOPersistentVolumeSource {
                     description: Some(
                         "secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.",
                     ),
+                    unset_when_absent: true,
                     reference: <crate::api::core::v1::SecretReference as JsonSchema>::DEFINITION,
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
@@ -2256,6 +2257,7 @@ impl JsonSchema for crate::api::core::v1::ScaleIOVolumeSource {
                     description: Some(
                         "secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.",
                     ),
+                    unset_when_absent: true,
                     reference: <crate::api::core::v1::LocalObjectReference as JsonSchema>::DEFINITION,
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE

@@ -145,6 +145,7 @@ impl JsonSchema for crate::api::networking::v1::HTTPIngressPath {
                     description: Some(
                         "pathType determines the interpretation of the path matching. PathType can be one of the following values: * Exact: Matches the URL path exactly. * Prefix: Matches based on a URL path prefix split by '/'. Matching is\n  done on a path element by element basis. A path element refers is the\n  list of labels in the path split by the '/' separator. A request is a\n  match for path p if every p is an element-wise prefix of p of the\n  request path. Note that if the last element of the path is a substring\n  of the last element in request path, it is not a match (e.g. /foo/bar\n  matches /foo/bar/baz, but does not match /foo/barbaz).\n* ImplementationSpecific: Interpretation of the Path matching is up to\n  the IngressClass. Implementations can treat this as a separate PathType\n  or treat it identically to Prefix or Exact path types.\nImplementations are required to support all path types.",
                     ),
+                    unset_when_absent: true,
                     ..Prop::NONE
                 },
             ],
@@ -309,6 +310,7 @@ impl JsonSchema for crate::api::networking::v1::IPAddressSpec {
                     description: Some(
                         "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.",
                     ),
+                    unset_when_absent: true,
                     reference: <crate::api::networking::v1::ParentReference as JsonSchema>::DEFINITION,
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
@@ -1397,6 +1399,7 @@ impl JsonSchema for crate::api::networking::v1::ParentReference {
                     description: Some(
                         "Name is the name of the object being referenced.",
                     ),
+                    unset_when_absent: true,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1414,6 +1417,7 @@ impl JsonSchema for crate::api::networking::v1::ParentReference {
                     description: Some(
                         "Resource is the resource of the object being referenced.",
                     ),
+                    unset_when_absent: true,
                     ..Prop::NONE
                 },
             ],

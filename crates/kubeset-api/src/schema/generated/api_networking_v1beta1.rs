@@ -153,6 +153,7 @@ impl JsonSchema for crate::api::networking::v1beta1::IPAddressSpec {
                     description: Some(
                         "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.",
                     ),
+                    unset_when_absent: true,
                     reference: <crate::api::networking::v1beta1::ParentReference as JsonSchema>::DEFINITION,
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
@@ -190,6 +191,7 @@ impl JsonSchema for crate::api::networking::v1beta1::ParentReference {
                     description: Some(
                         "Name is the name of the object being referenced.",
                     ),
+                    unset_when_absent: true,
                     ..Prop::NONE
                 },
                 Prop {
@@ -207,6 +209,7 @@ impl JsonSchema for crate::api::networking::v1beta1::ParentReference {
                     description: Some(
                         "Resource is the resource of the object being referenced.",
                     ),
+                    unset_when_absent: true,
                     ..Prop::NONE
                 },
             ],
