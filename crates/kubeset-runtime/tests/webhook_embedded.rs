@@ -21,7 +21,12 @@ async fn server(ns: &str) -> (TestServer, Client) {
     let server = TestServer::start()
         .await
         .expect("the embedded server starts");
-    let rest = RestClient::new(RestConfig::new(server.url())).expect("a client");
+    // No client-side rate limit, as the realkube suite's clients
+    // (`kubeset_tests`): with client-go's 5 requests/s shared by a
+    // scenario's creates and its watchers, the scenarios would measure the
+    // token bucket, not the servers.
+    let config = RestConfig::new(server.url()).with_qps_burst(-1.0, 0);
+    let rest = RestClient::new(config).expect("a client");
     let client = Client::new(rest, "default");
     let namespace: Namespace =
         serde_json::from_value(serde_json::json!({"metadata": {"name": ns}})).expect("namespace");
@@ -78,7 +83,9 @@ async fn updates_are_sent_with_the_old_object() {
 async fn mutation_is_stored_and_its_warning_reaches_the_client() {
     let (server, _) = server("mutate").await;
     let warnings = Arc::new(webhook_scenarios::Collect::default());
-    let config = RestConfig::new(server.url()).with_warning_handler(warnings.clone());
+    let config = RestConfig::new(server.url())
+        .with_qps_burst(-1.0, 0)
+        .with_warning_handler(warnings.clone());
     let client = Client::new(RestClient::new(config).expect("a client"), "mutate");
     webhook_scenarios::mutation_is_stored_and_its_warning_reaches_the_client(
         client, warnings, "mutate",
@@ -90,6 +97,12 @@ async fn mutation_is_stored_and_its_warning_reaches_the_client() {
 async fn certificate_rotation_while_requests_flow_loses_none() {
     let (_server, client) = server("rotate").await;
     webhook_scenarios::certificate_rotation_while_requests_flow_loses_none(client, "rotate").await;
+}
+
+#[tokio::test]
+async fn rotated_webhook_keeps_its_connection() {
+    let (_server, client) = server("keepalive").await;
+    webhook_scenarios::rotated_webhook_keeps_its_connection(client, "keepalive").await;
 }
 
 #[tokio::test]

@@ -67,6 +67,12 @@ async fn certificate_rotation_while_requests_flow_loses_none() {
 }
 
 #[tokio::test]
+async fn rotated_webhook_keeps_its_connection() {
+    let ctx = connect!("webhook-keepalive");
+    scenarios::rotated_webhook_keeps_its_connection(ctx.client, &ctx.ns).await;
+}
+
+#[tokio::test]
 async fn webhook_mutating_webhooks_run_in_name_order() {
     let ctx = connect!("webhook-order");
     scenarios::mutating_webhooks_run_in_name_order(ctx.client, &ctx.ns).await;

@@ -849,6 +849,74 @@ pub async fn certificate_rotation_while_requests_flow_loses_none(client: Client,
     served.stop().await;
 }
 
+/// Sequential creates through a webhook whose certificate is replaced
+/// once reuse their kept-alive connection: the API server makes one
+/// connection per certificate generation (the webhook server closes the
+/// old one after the rotation), not one per create. Counted from the
+/// webhook server's handshakes, so no timing is assumed.
+pub async fn rotated_webhook_keeps_its_connection(client: Client, ns: &str) {
+    const PER_PHASE: usize = 30;
+    let served = Served::start(Webhook::new().validate_for::<ConfigMap, _>(
+        "/validate",
+        &[Operation::Create],
+        |_req: AdmissionRequest<ConfigMap>| async move { Ok::<_, Denied>(vec![]) },
+    ))
+    .await;
+    let config = validating(
+        &client,
+        vec![served.entry("keepalive.kubeset.dev", "/validate", ns)],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicUsize::new(0);
+    let (count, api) = (&n, &cms);
+    let create = move || async move {
+        let i = count.fetch_add(1, Ordering::Relaxed);
+        let cm = configmap(&format!("keep-{i}"), json!({}), json!({}));
+        ok(
+            "create through the webhook",
+            api.create(&PostParams::default(), &cm).await,
+        );
+    };
+    // The configuration reaches the API server's admission (eventually on
+    // kube-apiserver): a create the webhook saw.
+    eventually(PROBE_TIMEOUT, "the webhook to see a create", || async {
+        create().await;
+        (served.stats.handshakes_per_generation()[0] >= 1).then_some(())
+    })
+    .await;
+    for _ in 0..PER_PHASE {
+        create().await;
+    }
+    served.certs.rotate();
+    eventually(
+        PROBE_TIMEOUT,
+        "a handshake with the new certificate",
+        || async {
+            create().await;
+            let per = served.stats.handshakes_per_generation();
+            (per.get(1).copied().unwrap_or(0) >= 1).then_some(())
+        },
+    )
+    .await;
+    for _ in 0..PER_PHASE {
+        create().await;
+    }
+    let creates = n.load(Ordering::Relaxed);
+    let per = served.stats.handshakes_per_generation();
+    let total: u64 = per.iter().sum();
+    println!("keep-alive across a rotation: {creates} creates, handshakes per generation {per:?}");
+    assert_eq!(served.stats.generation(), 1, "{:?}", served.stats);
+    // One connection per generation is what reuse gives; a few more are
+    // allowed (a connection the client replaced), one per create is not.
+    assert!(
+        total <= 6,
+        "{creates} creates made {total} TLS handshakes ({per:?}): connections are not reused"
+    );
+    delete_validating(&client, &config).await;
+    served.stop().await;
+}
+
 /// A DELETE is sent with `oldObject` (the object deleted) and no
 /// `object`: a webhook refusing the deletion of what is labelled
 /// `protected: yes` keeps it; another object is deleted.
