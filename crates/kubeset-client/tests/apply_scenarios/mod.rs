@@ -535,6 +535,19 @@ pub async fn status_apply(client: Client, ns: &str) {
     );
     assert_eq!(live["status"]["phase"], "Ready");
     assert_eq!(live["spec"]["size"], 2);
+    // The same status applied again changes nothing: nothing is stored,
+    // the resourceVersion stays (a controller that applies its status on
+    // every reconcile must not wake itself up).
+    let again = ok(
+        "S applies the same status again",
+        gadgets
+            .apply_status(name, &status, &ApplyParams::new("s"))
+            .await,
+    );
+    assert_eq!(
+        again["metadata"]["resourceVersion"], live["metadata"]["resourceVersion"],
+        "a status apply that changes nothing is not a write"
+    );
     let entry = live["metadata"]["managedFields"]
         .as_array()
         .and_then(|m| m.iter().find(|e| e["manager"] == "s"))

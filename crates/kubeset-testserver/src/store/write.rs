@@ -577,8 +577,11 @@ fn stamp_new(
 }
 
 /// Whether an update leaves `live` as it is: `new` equals it but for
-/// `metadata.resourceVersion`, which `new` does not carry (compared in
-/// place: a write that changes nothing copies nothing).
+/// `metadata.resourceVersion`, which `new` does not carry (a main write
+/// drops it) or carries unchanged (a status write starts from `live`);
+/// compared in place: a write that changes nothing copies nothing. As
+/// kube-apiserver, which stores nothing and keeps the resourceVersion when
+/// the new object's bytes equal the stored ones.
 fn unchanged(new: &Value, live: &Value) -> bool {
     let (Value::Object(n), Value::Object(l)) = (new, live) else {
         return false;
@@ -586,9 +589,13 @@ fn unchanged(new: &Value, live: &Value) -> bool {
     n.len() == l.len()
         && n.iter().all(|(k, v)| match (k.as_str(), v, l.get(k)) {
             ("metadata", Value::Object(nm), Some(Value::Object(lm))) => {
-                let rv = usize::from(lm.contains_key("resourceVersion"));
-                !nm.contains_key("resourceVersion")
-                    && nm.len() + rv == lm.len()
+                let live_rv = lm.get("resourceVersion");
+                let (new_rv, rv_keys) = match nm.get("resourceVersion") {
+                    Some(rv) => (Some(rv), 0),
+                    None => (live_rv, usize::from(live_rv.is_some())),
+                };
+                new_rv == live_rv
+                    && nm.len() + rv_keys == lm.len()
                     && nm.iter().all(|(k, v)| lm.get(k) == Some(v))
             }
             (_, v, Some(lv)) => v == lv,
@@ -609,10 +616,14 @@ mod tests {
             &json!({"metadata": {"name": "a"}, "spec": {"x": 1}}),
             &live
         ));
-        // A resourceVersion in the new object is a change (as before: the
-        // live copy it was compared with had none).
-        assert!(!unchanged(
+        // A status write starts from the live object: the same
+        // resourceVersion is no change, another one is.
+        assert!(unchanged(
             &json!({"metadata": {"name": "a", "resourceVersion": "7"}, "spec": {"x": 1}}),
+            &live
+        ));
+        assert!(!unchanged(
+            &json!({"metadata": {"name": "a", "resourceVersion": "6"}, "spec": {"x": 1}}),
             &live
         ));
         assert!(!unchanged(
