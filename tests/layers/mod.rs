@@ -499,6 +499,7 @@ pub fn assert_short_functions(src: &Path) {
 /// ```ignore
 /// layers::layer_tests!(LAYERS, layers::top_level, "api_typed" => "url");
 /// ```
+#[allow(unused_macros)] // `error_display.rs` uses the reader only
 macro_rules! layer_tests {
     ($layers:expr, $node_of:expr, $from:literal => $to:literal) => {
         fn src_dir() -> std::path::PathBuf {
@@ -528,6 +529,7 @@ macro_rules! layer_tests {
         }
     };
 }
+#[allow(unused_imports)]
 pub(crate) use layer_tests;
 
 fn strings(v: &[&str]) -> Vec<String> {
