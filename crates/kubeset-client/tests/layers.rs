@@ -13,14 +13,16 @@ const LAYERS: &[&[&str]] = &[
     // The client handle, the dynamic object, the query parameters, the
     // protobuf plumbing: nothing of the crate below them.
     &["client", "dynamic", "params", "protobuf"],
-    // What builds on one of them: URLs, patches, the review envelopes,
-    // CRD helpers, apply markers, discovery.
-    &["url", "patch", "admission", "apply", "crd", "discovery"],
+    // What builds on one of them: URLs, patches, the review envelopes
+    // (and the type and group-version-kind names), CRD helpers, apply
+    // markers.
+    &["url", "patch", "admission", "apply", "crd"],
     // The typed API over all of it; conversion reviews over admission's
-    // envelope.
-    &["api_typed", "conversion"],
-    // What works through the typed API.
-    &["clientset", "entry", "ws"],
+    // envelope; discovery (kinds named with admission's types).
+    &["api_typed", "conversion", "discovery"],
+    // What works through the typed API (metadata-only reads and scale of
+    // any kind among it).
+    &["clientset", "entry", "ws", "partial", "scale"],
 ];
 
 layers::layer_tests!(LAYERS, layers::top_level, "api_typed" => "url");
