@@ -127,10 +127,18 @@ pub enum WebhookError {
         name: String,
         /// What is wrong, naming the key (`tls.crt`, `tls.key`, `ca.crt`).
         reason: String,
-        /// rustls's error when the key does not fit the certificate
-        /// (boxed: the variant stays small).
+    },
+    /// A certificate Secret's `tls.key` does not load or is not the key of
+    /// its `tls.crt`.
+    #[error("the Secret {namespace}/{name}: tls.key does not fit tls.crt: {source}")]
+    SecretKeyMismatch {
+        /// The Secret's namespace.
+        namespace: String,
+        /// The Secret's name.
+        name: String,
+        /// rustls's error (boxed: the variant stays small).
         #[source]
-        source: Option<Box<rustls::Error>>,
+        source: Box<rustls::Error>,
     },
     /// A [`CertRotator`](super::CertRotator) setting is out of range or
     /// does not fit another.

@@ -64,12 +64,11 @@ impl SecretCert {
         }
     }
 
-    fn error(&self, reason: String, source: Option<rustls::Error>) -> WebhookError {
+    fn error(&self, reason: String) -> WebhookError {
         WebhookError::SecretContent {
             namespace: self.namespace.clone(),
             name: self.name.clone(),
             reason,
-            source: source.map(Box::new),
         }
     }
 
@@ -105,12 +104,12 @@ impl SecretCert {
             if bytes.0.len() as u64 > MAX_PEM_FILE {
                 let reason =
                     format!("{key} is over {MAX_PEM_FILE} bytes; not a certificate or key");
-                return Err(self.error(reason, None));
+                return Err(self.error(reason));
             }
             Ok(Some(bytes.0.clone()))
         };
         let required =
-            |key: &str| value(key)?.ok_or_else(|| self.error(format!("has no {key}"), None));
+            |key: &str| value(key)?.ok_or_else(|| self.error(format!("has no {key}")));
         Ok(Content {
             cert: required("tls.crt")?,
             key: required("tls.key")?,
@@ -125,11 +124,13 @@ impl SecretCert {
         provider: &CryptoProvider,
     ) -> Result<(CertifiedKey, Option<String>), WebhookError> {
         let key = parse_pair(&content.cert, &content.key, provider).map_err(|bad| match bad {
-            BadPair::Cert(reason) => self.error(format!("tls.crt: {reason}"), None),
-            BadPair::Key(reason) => self.error(format!("tls.key: {reason}"), None),
-            BadPair::Mismatch(source) => {
-                self.error("tls.key does not fit tls.crt".to_owned(), Some(source))
-            }
+            BadPair::Cert(reason) => self.error(format!("tls.crt: {reason}")),
+            BadPair::Key(reason) => self.error(format!("tls.key: {reason}")),
+            BadPair::Mismatch(source) => WebhookError::SecretKeyMismatch {
+                namespace: self.namespace.clone(),
+                name: self.name.clone(),
+                source: Box::new(source),
+            },
         })?;
         let ca = match &content.ca {
             None => None,
@@ -141,12 +142,12 @@ impl SecretCert {
     fn ca_bundle(&self, bytes: &[u8]) -> Result<String, WebhookError> {
         let certs = CertificateDer::pem_slice_iter(bytes)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.error(format!("ca.crt: not a PEM certificate bundle: {e}"), None))?;
+            .map_err(|e| self.error(format!("ca.crt: not a PEM certificate bundle: {e}")))?;
         if certs.is_empty() {
-            return Err(self.error("ca.crt holds no CERTIFICATE block".to_owned(), None));
+            return Err(self.error("ca.crt holds no CERTIFICATE block".to_owned()));
         }
         String::from_utf8(bytes.to_vec())
-            .map_err(|_| self.error("ca.crt is not UTF-8 text".to_owned(), None))
+            .map_err(|_| self.error("ca.crt is not UTF-8 text".to_owned()))
     }
 
     /// Watches the Secret by name until the server stops.
@@ -163,11 +164,11 @@ impl SecretCert {
                     self.changed(&secret, &mut last, &reloading);
                 }
                 Ok(Event::InitDone) if !seen => {
-                    reloading.reject(&self.error("is missing".to_owned(), None));
+                    reloading.reject(&self.error("is missing".to_owned()));
                 }
                 Ok(Event::InitDone) => {}
                 Ok(Event::Delete(_)) => {
-                    reloading.reject(&self.error("was deleted".to_owned(), None));
+                    reloading.reject(&self.error("was deleted".to_owned()));
                 }
                 Err(e) => tracing::warn!(
                     "webhook: watching the Secret {}/{}: {e}",

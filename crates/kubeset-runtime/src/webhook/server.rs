@@ -88,7 +88,8 @@ impl Webhook {
     ///
     /// A file that does not load ([`WebhookError::ReadFile`],
     /// [`WebhookError::Pem`], [`WebhookError::KeyMismatch`]), a Secret that
-    /// does not ([`WebhookError::SecretRead`], [`WebhookError::SecretContent`]),
+    /// does not ([`WebhookError::SecretRead`], [`WebhookError::SecretContent`],
+    /// [`WebhookError::SecretKeyMismatch`]),
     /// a rotator's settings ([`WebhookError::Lifetime`]) or registration
     /// ([`WebhookError::Register`]), or an address
     /// that does not bind ([`WebhookError::Bind`]); a conversion table
