@@ -108,8 +108,7 @@ impl SecretCert {
             }
             Ok(Some(bytes.0.clone()))
         };
-        let required =
-            |key: &str| value(key)?.ok_or_else(|| self.error(format!("has no {key}")));
+        let required = |key: &str| value(key)?.ok_or_else(|| self.error(format!("has no {key}")));
         Ok(Content {
             cert: required("tls.crt")?,
             key: required("tls.key")?,
