@@ -847,10 +847,19 @@ async fn discovery_version_openapi_health_and_kubernetes_endpoints() {
     let s = TestServer::builder().replicas(3).start().await.unwrap();
     let c = client();
     let u = s.url();
-    let (_, api) = get(&c, &format!("{u}/api")).await;
+    core_discovery(&c, &u).await;
+    group_discovery(&c, &u).await;
+    version_openapi_and_health(&c, &u).await;
+    kubernetes_endpoints(&c, &u, &s).await;
+}
+
+/// `/api` and `/api/v1`: the core group's resources, their categories and
+/// the subresources' own kinds and verbs.
+async fn core_discovery(c: &reqwest::Client, u: &str) {
+    let (_, api) = get(c, &format!("{u}/api")).await;
     assert_eq!(api["kind"], "APIVersions");
     assert_eq!(api["versions"], json!(["v1"]));
-    let (_, v1) = get(&c, &format!("{u}/api/v1")).await;
+    let (_, v1) = get(c, &format!("{u}/api/v1")).await;
     let names: Vec<&str> = v1["resources"]
         .as_array()
         .unwrap()
@@ -902,7 +911,12 @@ async fn discovery_version_openapi_health_and_kubernetes_endpoints() {
     assert_eq!(sub("pods/binding")["verbs"], json!(["create"]));
     assert_eq!(sub("pods/ephemeralcontainers")["kind"], "Pod");
     assert_eq!(sub("namespaces/finalize")["verbs"], json!(["update"]));
-    let (_, apis) = get(&c, &format!("{u}/apis")).await;
+}
+
+/// `/apis`, a group's version, and aggregated discovery when asked (as
+/// kubectl asks).
+async fn group_discovery(c: &reqwest::Client, u: &str) {
+    let (_, apis) = get(c, &format!("{u}/apis")).await;
     assert_eq!(apis["kind"], "APIGroupList");
     let apps = apis["groups"]
         .as_array()
@@ -911,7 +925,7 @@ async fn discovery_version_openapi_health_and_kubernetes_endpoints() {
         .find(|g| g["name"] == "apps")
         .unwrap();
     assert_eq!(apps["preferredVersion"]["groupVersion"], "apps/v1");
-    let (_, appsv1) = get(&c, &format!("{u}/apis/apps/v1")).await;
+    let (_, appsv1) = get(c, &format!("{u}/apis/apps/v1")).await;
     let scale = appsv1["resources"]
         .as_array()
         .unwrap()
@@ -970,11 +984,15 @@ async fn discovery_version_openapi_health_and_kubernetes_endpoints() {
         .unwrap();
     let core: Value = resp.json().await.unwrap();
     assert_eq!(core["items"][0]["versions"][0]["version"], "v1");
-    let (_, g) = get(&c, &format!("{u}/apis/apps")).await;
+    let (_, g) = get(c, &format!("{u}/apis/apps")).await;
     assert_eq!(g["kind"], "APIGroup");
-    let (_, ver) = get(&c, &format!("{u}/version")).await;
+}
+
+/// `/version`, `/openapi/v3` and the health endpoints.
+async fn version_openapi_and_health(c: &reqwest::Client, u: &str) {
+    let (_, ver) = get(c, &format!("{u}/version")).await;
     assert_eq!(ver["major"], "1");
-    let (_, oa) = get(&c, &format!("{u}/openapi/v3")).await;
+    let (_, oa) = get(c, &format!("{u}/openapi/v3")).await;
     assert!(
         oa["paths"]["api/v1"]["serverRelativeURL"]
             .as_str()
@@ -987,7 +1005,11 @@ async fn discovery_version_openapi_health_and_kubernetes_endpoints() {
         assert_eq!(resp.status().as_u16(), 200);
         assert_eq!(resp.text().await.unwrap(), "ok");
     }
+}
 
+/// The `kubernetes` Service's Endpoints and EndpointSlices: one per
+/// replica.
+async fn kubernetes_endpoints(c: &reqwest::Client, u: &str, s: &TestServer) {
     let ports: Vec<u16> = s.replicas().iter().map(|r| r.addr().port()).collect();
     let resp = c
         .get(format!(
@@ -1015,7 +1037,7 @@ async fn discovery_version_openapi_health_and_kubernetes_endpoints() {
             json!({"name": "https", "port": port, "protocol": "TCP"})
         );
     }
-    let (_, slices) = get(&c, &format!("{u}/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dkubernetes")).await;
+    let (_, slices) = get(c, &format!("{u}/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dkubernetes")).await;
     let got: Vec<u64> = slices["items"]
         .as_array()
         .unwrap()
@@ -1027,7 +1049,7 @@ async fn discovery_version_openapi_health_and_kubernetes_endpoints() {
         assert!(got.contains(&u64::from(*p)));
     }
     let (code, svc) = get(
-        &c,
+        c,
         &format!("{u}/api/v1/namespaces/default/services/kubernetes"),
     )
     .await;
