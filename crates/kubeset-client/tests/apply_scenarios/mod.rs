@@ -481,7 +481,34 @@ async fn ensure_gadgets(client: &Client, ns: &str) -> Api<Value> {
         plural: "gadgets".into(),
         namespaced: true,
     };
-    Api::dynamic(client.clone(), &resource, Some(ns))
+    let gadgets = Api::dynamic(client.clone(), &resource, Some(ns));
+    served(&gadgets).await;
+    gadgets
+}
+
+/// Waits until `api`'s collection answers a LIST. `Established` is
+/// written by whichever kube-apiserver's controller saw the CRD first;
+/// the server this client talks to serves the resource only once its own
+/// informer has seen that condition (seen in CI: the first apply after
+/// `Established` answered 404 from another of the three servers). A LIST
+/// of a served collection is 200 even when empty, so unlike a GET of an
+/// object its 404 means "not served yet".
+async fn served<K>(api: &Api<K>)
+where
+    K: serde::Serialize + serde::de::DeserializeOwned + 'static,
+{
+    eventually(
+        Duration::from_secs(60),
+        "the custom resource to be served",
+        || async {
+            match api.list(&Default::default()).await {
+                Ok(_) => Some(()),
+                Err(e) if e.is_not_found() => None,
+                Err(e) => panic!("listing the custom resource: {}", chain(&e)),
+            }
+        },
+    )
+    .await;
 }
 
 /// Creates `crd` unless it exists, then waits for its `Established`

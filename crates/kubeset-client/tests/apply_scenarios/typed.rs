@@ -238,6 +238,7 @@ struct ColorOnly<'a> {
 pub async fn derived_apply(client: Client, ns: &str) {
     super::ensure_crd(&client, &Sprocket::crd()).await;
     let sprockets: Api<Sprocket> = Api::namespaced(client, ns);
+    super::served(&sprockets).await;
     let name = "s1";
     let owner_cfg = SprocketApply::new(name, ns)
         .with_label("team", "a")
