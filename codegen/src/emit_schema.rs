@@ -37,23 +37,12 @@ use serde_json::Value;
 
 use crate::emit::{self, Output, type_path};
 use crate::error::CodegenError;
-use crate::ir::{Field, Ir, Ty, TypeDef, TypeKind};
+use crate::ir::{self, Field, HAND_WRITTEN, Ir, Ty, TypeDef, TypeKind};
 use crate::names::ident;
 use crate::spec::Schema;
 
 /// The directory of the generated impls, relative to kubeset-api.
 pub const SCHEMA_DIR: &str = "src/schema/generated";
-
-/// Hand-written types that have a `JsonSchema` impl in kubeset-api's
-/// `schema` module.
-const HAND_WRITTEN_WITH_SCHEMA: &[&str] = &[
-    "io.k8s.apimachinery.pkg.api.resource.Quantity",
-    "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
-    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
-    "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
-    "io.k8s.apimachinery.pkg.runtime.RawExtension",
-    "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
-];
 
 /// Largest generated file: a module's impls past it are split into parts
 /// (`api_core_v1.rs`, `api_core_v1_part2.rs`, …).
@@ -195,8 +184,12 @@ fn module_files(
 fn hand_written(ir: &Ir) -> TokenStream {
     let mut consts = Vec::new();
     let mut names = Vec::new();
-    for definition in HAND_WRITTEN_WITH_SCHEMA {
-        let Some(t) = ir.types.get(*definition) else {
+    for definition in HAND_WRITTEN
+        .iter()
+        .filter(|h| h.schema)
+        .map(|h| h.definition)
+    {
+        let Some(t) = ir.types.get(definition) else {
             continue;
         };
         let path = type_path(ir, definition);
@@ -211,7 +204,7 @@ fn hand_written(ir: &Ir) -> TokenStream {
         });
         names.push((definition, id));
     }
-    names.sort_by_key(|(d, _)| **d);
+    names.sort_by_key(|(d, _)| *d);
     let ids = names.iter().map(|(_, id)| id);
     quote! {
         //! The definitions of kubeset's hand-written types, as upstream names and describes them.
@@ -220,6 +213,12 @@ fn hand_written(ir: &Ir) -> TokenStream {
         /// The definitions above, sorted by name.
         pub(crate) const DEFINITIONS: &[Definition] = &[#(#ids),*];
     }
+}
+
+/// Whether `definition` is a hand-written type with a `JsonSchema` impl
+/// in kubeset-api's `schema` module.
+fn has_schema_impl(definition: &str) -> bool {
+    ir::hand_written(definition).is_some_and(|h| h.schema)
 }
 
 /// The definitions that get an impl (or have a hand-written one): every
@@ -231,7 +230,7 @@ fn with_schema(ir: &Ir) -> BTreeSet<&str> {
         .iter()
         .filter(|(d, t)| match &t.kind {
             TypeKind::Struct { .. } | TypeKind::Opaque => !in_cycle(ir, d),
-            TypeKind::HandWritten { .. } => HAND_WRITTEN_WITH_SCHEMA.contains(&d.as_str()),
+            TypeKind::HandWritten { .. } => has_schema_impl(d),
             TypeKind::Enum { .. } | TypeKind::Untagged { .. } | TypeKind::Reuse { .. } => false,
         })
         .map(|(d, _)| d.as_str())
@@ -420,7 +419,7 @@ fn reference<'a>(ir: &Ir, ty: &'a Ty) -> Option<(&'a str, &'static str)> {
     };
     let named = match &ir.types.get(target)?.kind {
         TypeKind::Struct { .. } | TypeKind::Opaque => true,
-        TypeKind::HandWritten { .. } => HAND_WRITTEN_WITH_SCHEMA.contains(&target.as_str()),
+        TypeKind::HandWritten { .. } => has_schema_impl(target),
         TypeKind::Enum { .. } | TypeKind::Untagged { .. } | TypeKind::Reuse { .. } => false,
     };
     named.then_some((target.as_str(), wrap))

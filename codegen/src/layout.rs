@@ -17,77 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::CodegenError;
-use crate::ir::{Field, Ir, Ty, TypeKind};
-
-/// Size, alignment and free niches (`0` = `Option` of it needs a tag) of a
-/// type's inline representation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Layout {
-    /// `size_of`, in bytes.
-    pub size: u64,
-    /// `align_of`, in bytes.
-    pub align: u64,
-    /// Invalid bit patterns left for an enclosing `Option`'s `None`.
-    pub niches: u128,
-}
-
-/// `String`, `Vec<T>`: capacities above `isize::MAX` are niches.
-const VEC: Layout = Layout::new(24, 8, 1 << 63);
-/// `BTreeMap<K, V>`: its root pointer's only niche is taken by its own
-/// `Option`, so `Option<BTreeMap>` needs a tag.
-const BTREE_MAP: Layout = Layout::new(24, 8, 0);
-/// `serde_json::Value` (without `preserve_order`): six variants, a tag byte.
-const JSON_VALUE: Layout = Layout::new(32, 8, 250);
-
-impl Layout {
-    const fn new(size: u64, align: u64, niches: u128) -> Self {
-        Self {
-            size,
-            align,
-            niches,
-        }
-    }
-
-    /// The layout of `Option<Self>`.
-    pub fn option(self) -> Self {
-        match self.niches {
-            0 => Self::new(self.size + self.align, self.align, 254),
-            n => Self::new(self.size, self.align, n - 1),
-        }
-    }
-
-    /// `Box<T>` of a sized `T`.
-    pub const BOX: Self = Self::new(8, 8, 1);
-}
-
-/// The layout of a hand-written type (`ir::HAND_WRITTEN`), by its path
-/// below `crate::`.
-fn hand_written(path: &str) -> Option<Layout> {
-    Some(match path {
-        // `String` inside.
-        "types::Quantity" => VEC,
-        // i64 seconds, u32 nanos, u8 digits, Option<i16> offset (its tag
-        // is the niche).
-        "types::Time" | "types::MicroTime" => Layout::new(24, 8, 254),
-        // Two variants of a fat pointer (checked `Box<RawValue>`, unchecked
-        // `Box<str>`): a tag of its own.
-        "types::FieldsV1" => Layout::new(24, 8, 254),
-        // `serde_json::Value` inside.
-        "types::RawExtension" | "types::JSON" => JSON_VALUE,
-        // Values and lists of values, and a tag of its own.
-        "types::Patch" => Layout::new(40, 8, 250),
-        // Five variants of 32 B: a tag of its own.
-        "types::WatchEvent" => Layout::new(40, 8, 1),
-        // `Int(i32)` fits beside the `String`, taking one of its capacity
-        // niches and leaving the others.
-        "types::IntOrString" => Layout::new(24, 8, 1 << 62),
-        "types::JSONSchemaPropsOrArray" | "types::JSONSchemaPropsOrStringArray" => {
-            Layout::new(24, 8, 1)
-        }
-        "types::JSONSchemaPropsOrBool" => Layout::new(16, 8, 1),
-        _ => return None,
-    })
-}
+use crate::ir::{BTREE_MAP, Field, HAND_WRITTEN, Ir, JSON_VALUE, Layout, Ty, TypeKind, VEC};
 
 fn round_up(n: u64, align: u64) -> u64 {
     n.div_ceil(align) * align
@@ -202,12 +132,14 @@ fn type_layout(
         }
         // `serde_json::Map` (a `BTreeMap`) inside.
         TypeKind::Opaque => Ok(BTREE_MAP),
-        TypeKind::HandWritten { path } => {
-            hand_written(path).ok_or_else(|| CodegenError::UnknownLayout {
+        TypeKind::HandWritten { path } => HAND_WRITTEN
+            .iter()
+            .find(|h| h.path == *path)
+            .map(|h| h.layout)
+            .ok_or_else(|| CodegenError::UnknownLayout {
                 definition: name.to_owned(),
                 target: (*path).to_owned(),
-            })
-        }
+            }),
         // CRD-only kinds: the built-in path never lays them out.
         TypeKind::Enum { .. } | TypeKind::Untagged { .. } | TypeKind::Reuse { .. } => {
             Err(CodegenError::UnknownLayout {

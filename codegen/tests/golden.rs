@@ -167,7 +167,7 @@ fn ir_facts() {
     assert_eq!(res.kind, "Widget");
     assert_eq!(res.singular, "widget");
     assert_eq!(
-        res.verbs.iter().map(String::as_str).collect::<Vec<_>>(),
+        res.verbs.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
         [
             "create",
             "delete",

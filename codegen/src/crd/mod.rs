@@ -68,7 +68,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::CodegenError;
-use crate::ir::{Ir, ResourceIr, ResourceRef, TypeDef, TypeKind};
+use crate::ir::{Ir, ResourceIr, ResourceRef, TypeDef, TypeKind, Verb};
 use crate::schema::{Lowerer, Mode, OBJECT_META, Scope, Warning};
 use crate::spec::{self, Gvk, OpenApiV3, Schema};
 
@@ -551,16 +551,6 @@ fn lower_version(
     kind_type.source = source;
     ir.types.insert(key, TypeDef { ..kind_type });
     let subresources = version.subresources.clone().unwrap_or_default();
-    let verbs = [
-        "create",
-        "delete",
-        "deletecollection",
-        "get",
-        "list",
-        "patch",
-        "update",
-        "watch",
-    ];
     let mut resource = ResourceIr {
         group: group.clone(),
         version: version.name.clone(),
@@ -572,7 +562,7 @@ fn lower_version(
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| names.kind.to_ascii_lowercase()),
         namespaced,
-        verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
+        verbs: Verb::CUSTOM_RESOURCE.into_iter().collect(),
         short_names: names.short_names.clone(),
         ..ResourceIr::default()
     };

@@ -15,7 +15,7 @@ pub(crate) fn resource_info(path: &TokenStream, r: &ResourceIr) -> TokenStream {
     let (group, version, kind, plural, singular) =
         (&r.group, &r.version, &r.kind, &r.plural, &r.singular);
     let namespaced = r.namespaced;
-    let verbs = r.verbs.iter();
+    let verbs = r.verbs.iter().map(|v| v.as_str());
     let subresources = r.subresources.keys();
     let short_names = r.short_names.iter();
     quote! {
@@ -41,7 +41,7 @@ pub(super) fn emit_resources(ir: &Ir, spec_label: &str) -> Result<String, Codege
     let subs = ir.resources.iter().flat_map(|r| {
         r.subresources.iter().map(move |(name, s)| {
             let (group, version, plural) = (&r.group, &r.version, &r.plural);
-            let verbs = s.verbs.iter();
+            let verbs = s.verbs.iter().map(|v| v.as_str());
             let kind = match &s.kind {
                 Some(k) => {
                     let (g, v, k) = (&k.group, &k.version, &k.kind);

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Ir, OperationResponse, QueryParam, SubresourceOperation, Ty, TypeDef};
+use super::{Action, Ir, OperationResponse, QueryParam, SubresourceOperation, Ty, TypeDef};
 use crate::error::CodegenError;
 use crate::names;
 
@@ -208,7 +208,7 @@ pub fn clientset(ir: &Ir) -> Result<Clientset, CodegenError> {
         let decided = match parent {
             None => Err("the parent resource has no model type"),
             // Served for every kind by Api::get_status/replace_status/patch_status.
-            Some(_) if op.subresource == "status" && op.action != "connect" => continue,
+            Some(_) if op.subresource == "status" && op.action != Action::Connect => continue,
             Some((t, feature)) => method(ir, op, t, feature),
         };
         match decided {
@@ -253,7 +253,7 @@ fn served(ir: &Ir) -> impl Iterator<Item = (&super::ResourceIr, &TypeDef, &str)>
 
 /// The method of one operation on a served resource, or why there is none.
 fn method(ir: &Ir, op: &SubresourceOperation, parent: &TypeDef, feature: &str) -> Decided {
-    if op.action == "connect" {
+    if op.action == Action::Connect {
         return Err(
             "connect: needs a protocol upgrade (SPDY/WebSocket) or proxies arbitrary traffic",
         );

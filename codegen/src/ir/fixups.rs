@@ -175,7 +175,7 @@ pub const ALL: &[(&str, Fixup)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{ResourceIr, SubresourceOperation, TypeDef, TypeKind};
+    use crate::ir::{Action, ResourceIr, SubresourceOperation, TypeDef, TypeKind};
     use crate::spec::Schema;
 
     #[test]
@@ -264,7 +264,7 @@ mod tests {
             subresource: sub.into(),
             namespaced: true,
             method: "post".into(),
-            action: "post".into(),
+            action: Action::Post,
             description: None,
             request: Some(response.into()),
             response: OperationResponse::Definition(response.into()),

@@ -22,10 +22,10 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
             f(&mut input)?;
         }
     }
-    for (definition, _) in HAND_WRITTEN {
-        if !input.definitions.contains_key(*definition) {
+    for hand in HAND_WRITTEN {
+        if !input.definitions.contains_key(hand.definition) {
             return Err(CodegenError::MissingHandWritten {
-                definition: (*definition).to_owned(),
+                definition: hand.definition.to_owned(),
             });
         }
     }
@@ -67,8 +67,8 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
             source: source.clone(),
             origin: format!("definition {definition}"),
         });
-        let kind = if let Some(path) = hand_written(definition) {
-            TypeKind::HandWritten { path }
+        let kind = if let Some(hand) = hand_written(definition) {
+            TypeKind::HandWritten { path: hand.path }
         } else if schema.properties.is_empty() {
             TypeKind::Opaque
         } else {

@@ -15,11 +15,15 @@ pub mod client;
 pub mod fixups;
 mod lowering;
 mod paths;
+mod size;
 mod tables;
+mod verbs;
 
 pub use lowering::{lower, lower_with};
 pub use paths::{resources_from_paths, subresource_operations};
-pub use tables::{HAND_WRITTEN, RESPONSE_OVERRIDES, SHORT_NAMES};
+pub use size::{BTREE_MAP, JSON_VALUE, Layout, VEC};
+pub use tables::{HAND_WRITTEN, HandWritten, RESPONSE_OVERRIDES, SHORT_NAMES, hand_written};
+pub use verbs::{Action, Verb};
 
 /// The type of a field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,7 +204,7 @@ pub struct TypeDef {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SubresourceIr {
     /// Verbs (`get`, `update`, `patch`, `create`, `connect`).
-    pub verbs: BTreeSet<String>,
+    pub verbs: BTreeSet<Verb>,
     /// Kind of the object the subresource takes or returns, when typed.
     pub kind: Option<Gvk>,
 }
@@ -221,7 +225,7 @@ pub struct ResourceIr {
     /// Namespaced.
     pub namespaced: bool,
     /// Verbs on the resource.
-    pub verbs: BTreeSet<String>,
+    pub verbs: BTreeSet<Verb>,
     /// Subresources by name.
     pub subresources: BTreeMap<String, SubresourceIr>,
     /// kubectl short names.
@@ -280,7 +284,7 @@ pub struct SubresourceOperation {
     /// HTTP method, lowercase (`get`, `put`, `post`, `patch`, `delete`).
     pub method: String,
     /// `x-kubernetes-action` (`get`, `put`, `post`, `patch`, `connect`, …).
-    pub action: String,
+    pub action: Action,
     /// Description of the operation.
     pub description: Option<String>,
     /// Definition name of the request body, when there is one.

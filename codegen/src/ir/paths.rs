@@ -5,23 +5,8 @@
 use std::collections::BTreeMap;
 
 use super::lowering::ref_of;
-use super::{OperationResponse, QueryParam, ResourceIr, SubresourceOperation, Ty};
+use super::{Action, OperationResponse, QueryParam, ResourceIr, SubresourceOperation, Ty};
 use crate::spec::Input;
-
-fn verb_of(action: &str) -> Option<&'static str> {
-    Some(match action {
-        "get" => "get",
-        "list" => "list",
-        "post" => "create",
-        "put" => "update",
-        "patch" => "patch",
-        "delete" => "delete",
-        "deletecollection" => "deletecollection",
-        "watch" | "watchlist" => "watch",
-        "connect" => "connect",
-        _ => return None,
-    })
-}
 
 /// Splits a path into (group, version, namespaced, resource, subresource).
 fn parse_path(path: &str) -> Option<(String, String, bool, String, Option<String>)> {
@@ -66,7 +51,7 @@ pub fn resources_from_paths(input: &Input) -> Vec<ResourceIr> {
             let (Some(action), Some(gvk)) = (op.action.as_deref(), op.gvk.as_ref()) else {
                 continue;
             };
-            let Some(verb) = verb_of(action) else {
+            let Some(verb) = Action::parse(action).map(Action::verb) else {
                 continue;
             };
             let entry = by_key
@@ -80,14 +65,14 @@ pub fn resources_from_paths(input: &Input) -> Vec<ResourceIr> {
             entry.namespaced |= namespaced;
             match &sub {
                 None => {
-                    entry.verbs.insert(verb.to_owned());
+                    entry.verbs.insert(verb);
                     if entry.kind.is_empty() {
                         entry.kind = gvk.kind.clone();
                     }
                 }
                 Some(sub) => {
                     let s = entry.subresources.entry(sub.clone()).or_default();
-                    s.verbs.insert(verb.to_owned());
+                    s.verbs.insert(verb);
                     let own = gvk.group == group && gvk.version == version;
                     let parent_kind = !entry.kind.is_empty() && entry.kind == gvk.kind && own;
                     if s.kind.is_none() && !parent_kind {
@@ -141,7 +126,7 @@ pub fn subresource_operations(input: &Input) -> Vec<SubresourceOperation> {
         ];
         for (method, op) in methods {
             let Some(op) = op else { continue };
-            let Some(action) = op.action.clone() else {
+            let Some(action) = op.action.as_deref().and_then(Action::parse) else {
                 continue;
             };
             let mut query: BTreeMap<String, QueryParam> = BTreeMap::new();

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::parse::{Label, Message, ProtoField};
 use super::{GoValues, ProtoError, ProtoSet, message_name};
 use crate::ir::Field;
-use crate::ir::{Ir, Ty, TypeKind};
+use crate::ir::{Ir, Ty, TypeKind, hand_written};
 
 /// A scalar on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,20 +129,6 @@ pub struct Codecs {
     /// Codecs by OpenAPI definition name.
     pub types: BTreeMap<String, Codec>,
 }
-
-/// Hand-written types with a hand-written codec in `kubeset-api`.
-pub const HAND_WRITTEN: &[&str] = &[
-    "io.k8s.apimachinery.pkg.api.resource.Quantity",
-    "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
-    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
-    "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
-    "io.k8s.apimachinery.pkg.runtime.RawExtension",
-    "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
-    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON",
-    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray",
-    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool",
-    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray",
-];
 
 /// A known disagreement between definitions and their messages: JSON
 /// fields whose proto field has another name (the Go field name where the
@@ -348,9 +334,8 @@ pub fn join_with(
             TypeKind::Opaque => {
                 return Err(mismatch("an opaque JSON map, a message with fields".into()));
             }
-            TypeKind::HandWritten { .. } if HAND_WRITTEN.contains(&definition.as_str()) => {
-                continue;
-            }
+            // Its codec, if any, is hand-written (`ir::HAND_WRITTEN`); a
+            // reference to one without is refused by `message_ref`.
             TypeKind::HandWritten { .. } => continue,
             TypeKind::Enum { .. } | TypeKind::Untagged { .. } | TypeKind::Reuse { .. } => {
                 return Err(mismatch("a CRD-only kind of type".into()));
@@ -517,7 +502,11 @@ impl Joiner<'_> {
     /// (joined in the same run) or a hand-written type with its own.
     fn message_ref(&self, definition: &str) -> Result<(), String> {
         match self.ir.types.get(definition).map(|t| &t.kind) {
-            Some(TypeKind::HandWritten { .. }) if HAND_WRITTEN.contains(&definition) => Ok(()),
+            Some(TypeKind::HandWritten { .. })
+                if hand_written(definition).is_some_and(|h| h.codec) =>
+            {
+                Ok(())
+            }
             Some(TypeKind::HandWritten { .. }) => {
                 Err(format!("hand-written {definition} has no protobuf codec"))
             }
