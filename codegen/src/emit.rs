@@ -16,7 +16,7 @@ mod serde_impls;
 
 pub use apply::FEATURE as APPLY_FEATURE;
 
-pub(crate) use resources::resource_info;
+pub(crate) use resources::{ResourceFacts, resource_impl, resource_info};
 
 /// Top-level modules of `kubeset-api`, declared by its hand-written `lib.rs`.
 pub const TOP_LEVEL_MODULES: &[&str] = &[
@@ -195,29 +195,27 @@ fn type_file(ir: &Ir, t: &TypeDef) -> Option<TokenStream> {
         }),
         TypeKind::Struct { fields } => {
             let field_tokens = fields.iter().map(|f| field_tokens(ir, f));
-            let (resource_derive, resource_attr) = match (&t.resource, &t.gvk) {
+            let resource = match (&t.resource, &t.gvk) {
                 (Some(r), Some(g)) => {
-                    let (group, version, kind, plural) = (&g.group, &g.version, &g.kind, &r.plural);
-                    let scope = if r.namespaced {
-                        quote!(namespaced)
-                    } else {
-                        quote!(cluster)
+                    let facts = ResourceFacts {
+                        group: &g.group,
+                        version: &g.version,
+                        kind: &g.kind,
+                        plural: &r.plural,
+                        namespaced: r.namespaced,
                     };
-                    (
-                        quote!(kubeset_derive::Resource,),
-                        quote!(#[resource(crate = "crate", group = #group, version = #version, kind = #kind, plural = #plural, #scope)]),
-                    )
+                    resource_impl(&quote!(crate), &name, &facts)
                 }
-                _ => (quote!(), quote!()),
+                _ => quote!(),
             };
             let serde_impls = serde_impls::impls(&t.name, fields, t.gvk.as_ref());
             Some(quote! {
                 #doc
-                #[derive(Clone, Debug, Default, PartialEq, #resource_derive)]
-                #resource_attr
+                #[derive(Clone, Debug, Default, PartialEq)]
                 pub struct #name {
                     #(#field_tokens)*
                 }
+                #resource
                 #serde_impls
             })
         }

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::CustomResourceDefinition;
 use super::pieces::{self, CHUNK, List, Place};
-use crate::emit::{docs, format, resource_info, rust_ty_with};
+use crate::emit::{ResourceFacts, docs, format, resource_impl, resource_info, rust_ty_with};
 use crate::error::CodegenError;
 use crate::ir::{Field, Ir, ResourceIr, Ty, TypeDef, TypeKind, Variant};
 use crate::names::{self, ident};
@@ -270,7 +270,14 @@ fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
         return quote!();
     };
     let serialize = serialize_impl(t, fields, r);
-    let resource = resource_impl(&name, r);
+    let facts = ResourceFacts {
+        group: &r.group,
+        version: &r.version,
+        kind: &r.kind,
+        plural: &r.plural,
+        namespaced: r.namespaced,
+    };
+    let resource = resource_impl(&quote!(kubeset), &name, &facts);
     let resource_info = resource_info(&quote!(kubeset::resources::ResourceInfo), r);
     let constructor = constructor(ir, t, fields);
     let has = has_spec_status(ir, &name, fields);
@@ -338,42 +345,6 @@ fn serialize_impl(t: &TypeDef, fields: &[Field], r: &ResourceIr) -> TokenStream 
                 #(#entries)*
                 #unknown
                 map.end()
-            }
-        }
-    }
-}
-
-/// `kubeset::Resource`, written out: the constants and the metadata access.
-fn resource_impl(name: &proc_macro2::Ident, r: &ResourceIr) -> TokenStream {
-    let ResourceIr {
-        group,
-        version,
-        kind,
-        plural,
-        namespaced,
-        ..
-    } = r;
-    let api_version = format!("{group}/{version}");
-    let scope = if *namespaced {
-        quote!(kubeset::NamespaceResourceScope)
-    } else {
-        quote!(kubeset::ClusterResourceScope)
-    };
-    quote! {
-        impl kubeset::Resource for #name {
-            const GROUP: &'static str = #group;
-            const VERSION: &'static str = #version;
-            const KIND: &'static str = #kind;
-            const PLURAL: &'static str = #plural;
-            const API_VERSION: &'static str = #api_version;
-            type Scope = #scope;
-
-            fn metadata(&self) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-                &self.metadata
-            }
-
-            fn metadata_mut(&mut self) -> &mut kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-                &mut self.metadata
             }
         }
     }

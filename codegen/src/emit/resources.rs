@@ -1,8 +1,9 @@
-//! The discovery table: `src/resources/generated.rs` of `kubeset-api`, and
-//! the one `ResourceInfo` literal both emitters write (the CRD emitter puts
-//! it in each kind's `RESOURCE_INFO`).
+//! The discovery table: `src/resources/generated.rs` of `kubeset-api`; the
+//! one `ResourceInfo` literal both emitters write (the CRD emitter puts it
+//! in each kind's `RESOURCE_INFO`); and the one `Resource` impl both write
+//! out.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::{RESOURCES_FILE, format, preamble};
@@ -73,4 +74,65 @@ pub(super) fn emit_resources(ir: &Ir, spec_label: &str) -> Result<String, Codege
     };
     let pre = preamble(&[format!("Source: paths of {spec_label}.")]);
     format(RESOURCES_FILE, tokens, &pre)
+}
+
+/// What a kind's `Resource` impl states.
+pub(crate) struct ResourceFacts<'a> {
+    /// API group, empty for core.
+    pub group: &'a str,
+    /// API version.
+    pub version: &'a str,
+    /// Kind.
+    pub kind: &'a str,
+    /// Lowercase plural.
+    pub plural: &'a str,
+    /// Namespaced or cluster-scoped.
+    pub namespaced: bool,
+}
+
+/// `impl <krate>::Resource for <name>`, written out (no derive, so a
+/// generated crate needs no proc macro): the constants and the access to
+/// the `metadata` field. `krate` is `crate` inside kubeset-api and
+/// `kubeset` in a CRD crate.
+pub(crate) fn resource_impl(
+    krate: &TokenStream,
+    name: &Ident,
+    facts: &ResourceFacts<'_>,
+) -> TokenStream {
+    let ResourceFacts {
+        group,
+        version,
+        kind,
+        plural,
+        namespaced,
+    } = facts;
+    let api_version = if group.is_empty() {
+        (*version).to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    let scope = if *namespaced {
+        quote!(#krate::NamespaceResourceScope)
+    } else {
+        quote!(#krate::ClusterResourceScope)
+    };
+    let meta = quote!(#krate::apimachinery::pkg::apis::meta::v1::ObjectMeta);
+    quote! {
+        impl #krate::Resource for #name {
+            const GROUP: &'static str = #group;
+            const VERSION: &'static str = #version;
+            const KIND: &'static str = #kind;
+            const PLURAL: &'static str = #plural;
+            const API_VERSION: &'static str = #api_version;
+            type Scope = #scope;
+
+            fn metadata(&self) -> &#meta {
+                &self.metadata
+            }
+
+            fn metadata_mut(&mut self) -> &mut #meta {
+                &mut self.metadata
+            }
+        }
+    }
 }

@@ -38,7 +38,8 @@ impl ResourceScope for ClusterResourceScope {
 }
 
 /// A kind served as a REST resource. Implement it with
-/// `#[derive(Resource)]` (crate `kubeset-derive`).
+/// `#[derive(Resource)]` (crate `kubeset-derive`, re-exported by the
+/// `kubeset` facade); the generated kinds write their impls out.
 pub trait Resource {
     /// API group, empty for the core group.
     const GROUP: &'static str;

@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1.json.
 
 /// MutatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and may change the object.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "admissionregistration.k8s.io",
-    version = "v1",
-    kind = "MutatingWebhookConfiguration",
-    plural = "mutatingwebhookconfigurations",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingWebhookConfiguration {
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Webhooks is a list of webhooks and the affected resources and operations.
     pub webhooks: Option<Vec<crate::api::admissionregistration::v1::MutatingWebhook>>,
+}
+impl crate::Resource for MutatingWebhookConfiguration {
+    const GROUP: &'static str = "admissionregistration.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "MutatingWebhookConfiguration";
+    const PLURAL: &'static str = "mutatingwebhookconfigurations";
+    const API_VERSION: &'static str = "admissionregistration.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for MutatingWebhookConfiguration {
     const NAME: &'static str = "MutatingWebhookConfiguration";

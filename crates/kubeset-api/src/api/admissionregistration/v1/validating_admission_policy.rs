@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1.json.
 
 /// ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "admissionregistration.k8s.io",
-    version = "v1",
-    kind = "ValidatingAdmissionPolicy",
-    plural = "validatingadmissionpolicies",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicy {
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -22,6 +14,22 @@ pub struct ValidatingAdmissionPolicy {
     pub status: Option<
         crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus,
     >,
+}
+impl crate::Resource for ValidatingAdmissionPolicy {
+    const GROUP: &'static str = "admissionregistration.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ValidatingAdmissionPolicy";
+    const PLURAL: &'static str = "validatingadmissionpolicies";
+    const API_VERSION: &'static str = "admissionregistration.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ValidatingAdmissionPolicy {
     const NAME: &'static str = "ValidatingAdmissionPolicy";

@@ -6,15 +6,7 @@
 /// For a given admission request, each binding will cause its policy to be evaluated N times, where N is 1 for policies/bindings that don't use params, otherwise N is the number of parameters selected by the binding.
 ///
 /// The CEL expressions of a policy must have a computed CEL cost below the maximum CEL budget. Each evaluation of the policy is given an independent CEL cost budget. Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "admissionregistration.k8s.io",
-    version = "v1",
-    kind = "ValidatingAdmissionPolicyBinding",
-    plural = "validatingadmissionpolicybindings",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyBinding {
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -22,6 +14,22 @@ pub struct ValidatingAdmissionPolicyBinding {
     pub spec: Option<
         crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec,
     >,
+}
+impl crate::Resource for ValidatingAdmissionPolicyBinding {
+    const GROUP: &'static str = "admissionregistration.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ValidatingAdmissionPolicyBinding";
+    const PLURAL: &'static str = "validatingadmissionpolicybindings";
+    const API_VERSION: &'static str = "admissionregistration.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyBinding {
     const NAME: &'static str = "ValidatingAdmissionPolicyBinding";

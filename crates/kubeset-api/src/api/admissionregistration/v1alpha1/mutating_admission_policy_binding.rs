@@ -6,15 +6,7 @@
 /// For a given admission request, each binding will cause its policy to be evaluated N times, where N is 1 for policies/bindings that don't use params, otherwise N is the number of parameters selected by the binding. Each evaluation is constrained by a [runtime cost budget](https://kubernetes.io/docs/reference/using-api/cel/#runtime-cost-budget).
 ///
 /// Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "admissionregistration.k8s.io",
-    version = "v1alpha1",
-    kind = "MutatingAdmissionPolicyBinding",
-    plural = "mutatingadmissionpolicybindings",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyBinding {
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -22,6 +14,22 @@ pub struct MutatingAdmissionPolicyBinding {
     pub spec: Option<
         crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBindingSpec,
     >,
+}
+impl crate::Resource for MutatingAdmissionPolicyBinding {
+    const GROUP: &'static str = "admissionregistration.k8s.io";
+    const VERSION: &'static str = "v1alpha1";
+    const KIND: &'static str = "MutatingAdmissionPolicyBinding";
+    const PLURAL: &'static str = "mutatingadmissionpolicybindings";
+    const API_VERSION: &'static str = "admissionregistration.k8s.io/v1alpha1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for MutatingAdmissionPolicyBinding {
     const NAME: &'static str = "MutatingAdmissionPolicyBinding";

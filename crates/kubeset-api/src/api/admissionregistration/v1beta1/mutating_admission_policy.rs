@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicy` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1beta1.json.
 
 /// MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "admissionregistration.k8s.io",
-    version = "v1beta1",
-    kind = "MutatingAdmissionPolicy",
-    plural = "mutatingadmissionpolicies",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicy {
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct MutatingAdmissionPolicy {
     pub spec: Option<
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec,
     >,
+}
+impl crate::Resource for MutatingAdmissionPolicy {
+    const GROUP: &'static str = "admissionregistration.k8s.io";
+    const VERSION: &'static str = "v1beta1";
+    const KIND: &'static str = "MutatingAdmissionPolicy";
+    const PLURAL: &'static str = "mutatingadmissionpolicies";
+    const API_VERSION: &'static str = "admissionregistration.k8s.io/v1beta1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for MutatingAdmissionPolicy {
     const NAME: &'static str = "MutatingAdmissionPolicy";

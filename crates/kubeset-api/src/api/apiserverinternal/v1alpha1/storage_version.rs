@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.apiserverinternal.v1alpha1.StorageVersion` of kubernetes/v1.35/openapi-v3/apis/internal.apiserver.k8s.io/v1alpha1.json.
 
 /// Storage version of a specific resource.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "internal.apiserver.k8s.io",
-    version = "v1alpha1",
-    kind = "StorageVersion",
-    plural = "storageversions",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersion {
     /// The name is <group>.<resource>.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct StorageVersion {
     pub spec: crate::api::apiserverinternal::v1alpha1::StorageVersionSpec,
     /// API server instances report the version they can decode and the version they encode objects to when persisting objects in the backend.
     pub status: crate::api::apiserverinternal::v1alpha1::StorageVersionStatus,
+}
+impl crate::Resource for StorageVersion {
+    const GROUP: &'static str = "internal.apiserver.k8s.io";
+    const VERSION: &'static str = "v1alpha1";
+    const KIND: &'static str = "StorageVersion";
+    const PLURAL: &'static str = "storageversions";
+    const API_VERSION: &'static str = "internal.apiserver.k8s.io/v1alpha1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for StorageVersion {
     const NAME: &'static str = "StorageVersion";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.apps.v1.ControllerRevision` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// ControllerRevision implements an immutable snapshot of state data. Clients are responsible for serializing and deserializing the objects that contain their internal state. Once a ControllerRevision has been successfully created, it can not be updated. The API Server will fail validation of all requests that attempt to mutate the Data field. ControllerRevisions may, however, be deleted. Note that, due to its use by both the DaemonSet and StatefulSet controllers for update and rollback, this object is beta. However, it may be subject to name and representation changes in future releases, and clients should not depend on its stability. It is primarily for internal use by controllers.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "apps",
-    version = "v1",
-    kind = "ControllerRevision",
-    plural = "controllerrevisions",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ControllerRevision {
     /// Data is the serialized representation of the state.
     pub data: Option<crate::apimachinery::pkg::runtime::RawExtension>,
@@ -18,6 +10,22 @@ pub struct ControllerRevision {
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Revision indicates the revision of the state represented by Data.
     pub revision: i64,
+}
+impl crate::Resource for ControllerRevision {
+    const GROUP: &'static str = "apps";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ControllerRevision";
+    const PLURAL: &'static str = "controllerrevisions";
+    const API_VERSION: &'static str = "apps/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ControllerRevision {
     const NAME: &'static str = "ControllerRevision";

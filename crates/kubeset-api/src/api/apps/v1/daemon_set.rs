@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.apps.v1.DaemonSet` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// DaemonSet represents the configuration of a daemon set.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "apps",
-    version = "v1",
-    kind = "DaemonSet",
-    plural = "daemonsets",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DaemonSet {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct DaemonSet {
     pub spec: Option<crate::api::apps::v1::DaemonSetSpec>,
     /// The current status of this daemon set. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::apps::v1::DaemonSetStatus>,
+}
+impl crate::Resource for DaemonSet {
+    const GROUP: &'static str = "apps";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "DaemonSet";
+    const PLURAL: &'static str = "daemonsets";
+    const API_VERSION: &'static str = "apps/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for DaemonSet {
     const NAME: &'static str = "DaemonSet";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.apps.v1.Deployment` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// Deployment enables declarative updates for Pods and ReplicaSets.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "apps",
-    version = "v1",
-    kind = "Deployment",
-    plural = "deployments",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Deployment {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct Deployment {
     pub spec: Option<crate::api::apps::v1::DeploymentSpec>,
     /// Most recently observed status of the Deployment.
     pub status: Option<crate::api::apps::v1::DeploymentStatus>,
+}
+impl crate::Resource for Deployment {
+    const GROUP: &'static str = "apps";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "Deployment";
+    const PLURAL: &'static str = "deployments";
+    const API_VERSION: &'static str = "apps/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for Deployment {
     const NAME: &'static str = "Deployment";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.apps.v1.ReplicaSet` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// ReplicaSet ensures that a specified number of pod replicas are running at any given time.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "apps",
-    version = "v1",
-    kind = "ReplicaSet",
-    plural = "replicasets",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicaSet {
     /// If the Labels of a ReplicaSet are empty, they are defaulted to be the same as the Pod(s) that the ReplicaSet manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct ReplicaSet {
     pub spec: Option<crate::api::apps::v1::ReplicaSetSpec>,
     /// Status is the most recently observed status of the ReplicaSet. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::apps::v1::ReplicaSetStatus>,
+}
+impl crate::Resource for ReplicaSet {
+    const GROUP: &'static str = "apps";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ReplicaSet";
+    const PLURAL: &'static str = "replicasets";
+    const API_VERSION: &'static str = "apps/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ReplicaSet {
     const NAME: &'static str = "ReplicaSet";

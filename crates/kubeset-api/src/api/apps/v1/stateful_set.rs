@@ -6,15 +6,7 @@
 ///   - Storage: As many VolumeClaims as requested.
 ///
 /// The StatefulSet guarantees that a given network identity will always map to the same storage identity.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "apps",
-    version = "v1",
-    kind = "StatefulSet",
-    plural = "statefulsets",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSet {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -22,6 +14,22 @@ pub struct StatefulSet {
     pub spec: Option<crate::api::apps::v1::StatefulSetSpec>,
     /// Status is the current status of Pods in this StatefulSet. This data may be out of date by some window of time.
     pub status: Option<crate::api::apps::v1::StatefulSetStatus>,
+}
+impl crate::Resource for StatefulSet {
+    const GROUP: &'static str = "apps";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "StatefulSet";
+    const PLURAL: &'static str = "statefulsets";
+    const API_VERSION: &'static str = "apps/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for StatefulSet {
     const NAME: &'static str = "StatefulSet";

@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.authentication.v1.SelfSubjectReview` of kubernetes/v1.35/openapi-v3/apis/authentication.k8s.io/v1.json.
 
 /// SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request. When using impersonation, users will receive the user info of the user being impersonated.  If impersonation or request header authentication is used, any extra keys will have their case ignored and returned as lowercase.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "authentication.k8s.io",
-    version = "v1",
-    kind = "SelfSubjectReview",
-    plural = "selfsubjectreviews",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectReview {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Status is filled in by the server with the user attributes.
     pub status: Option<crate::api::authentication::v1::SelfSubjectReviewStatus>,
+}
+impl crate::Resource for SelfSubjectReview {
+    const GROUP: &'static str = "authentication.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "SelfSubjectReview";
+    const PLURAL: &'static str = "selfsubjectreviews";
+    const API_VERSION: &'static str = "authentication.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for SelfSubjectReview {
     const NAME: &'static str = "SelfSubjectReview";

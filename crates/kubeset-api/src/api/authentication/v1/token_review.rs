@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.authentication.v1.TokenReview` of kubernetes/v1.35/openapi-v3/apis/authentication.k8s.io/v1.json.
 
 /// TokenReview attempts to authenticate a token to a known user. Note: TokenReview requests may be cached by the webhook token authenticator plugin in the kube-apiserver.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "authentication.k8s.io",
-    version = "v1",
-    kind = "TokenReview",
-    plural = "tokenreviews",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenReview {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct TokenReview {
     pub spec: crate::api::authentication::v1::TokenReviewSpec,
     /// Status is filled in by the server and indicates whether the request can be authenticated.
     pub status: Option<crate::api::authentication::v1::TokenReviewStatus>,
+}
+impl crate::Resource for TokenReview {
+    const GROUP: &'static str = "authentication.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "TokenReview";
+    const PLURAL: &'static str = "tokenreviews";
+    const API_VERSION: &'static str = "authentication.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for TokenReview {
     const NAME: &'static str = "TokenReview";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.authorization.v1.SelfSubjectAccessReview` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// SelfSubjectAccessReview checks whether or the current user can perform an action.  Not filling in a spec.namespace means "in all namespaces".  Self is a special case, because users should always be able to check whether they can perform an action
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "authorization.k8s.io",
-    version = "v1",
-    kind = "SelfSubjectAccessReview",
-    plural = "selfsubjectaccessreviews",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectAccessReview {
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct SelfSubjectAccessReview {
     pub spec: crate::api::authorization::v1::SelfSubjectAccessReviewSpec,
     /// Status is filled in by the server and indicates whether the request is allowed or not
     pub status: Option<crate::api::authorization::v1::SubjectAccessReviewStatus>,
+}
+impl crate::Resource for SelfSubjectAccessReview {
+    const GROUP: &'static str = "authorization.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "SelfSubjectAccessReview";
+    const PLURAL: &'static str = "selfsubjectaccessreviews";
+    const API_VERSION: &'static str = "authorization.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for SelfSubjectAccessReview {
     const NAME: &'static str = "SelfSubjectAccessReview";

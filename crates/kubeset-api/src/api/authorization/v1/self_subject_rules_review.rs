@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.authorization.v1.SelfSubjectRulesReview` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace. The returned list of actions may be incomplete depending on the server's authorization mode, and any errors experienced during the evaluation. SelfSubjectRulesReview should be used by UIs to show/hide actions, or to quickly let an end user reason about their permissions. It should NOT Be used by external systems to drive authorization decisions as this raises confused deputy, cache lifetime/revocation, and correctness concerns. SubjectAccessReview, and LocalAccessReview are the correct way to defer authorization decisions to the API server.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "authorization.k8s.io",
-    version = "v1",
-    kind = "SelfSubjectRulesReview",
-    plural = "selfsubjectrulesreviews",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectRulesReview {
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct SelfSubjectRulesReview {
     pub spec: crate::api::authorization::v1::SelfSubjectRulesReviewSpec,
     /// Status is filled in by the server and indicates the set of actions a user can perform.
     pub status: Option<crate::api::authorization::v1::SubjectRulesReviewStatus>,
+}
+impl crate::Resource for SelfSubjectRulesReview {
+    const GROUP: &'static str = "authorization.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "SelfSubjectRulesReview";
+    const PLURAL: &'static str = "selfsubjectrulesreviews";
+    const API_VERSION: &'static str = "authorization.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for SelfSubjectRulesReview {
     const NAME: &'static str = "SelfSubjectRulesReview";

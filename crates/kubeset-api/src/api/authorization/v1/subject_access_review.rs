@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.authorization.v1.SubjectAccessReview` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// SubjectAccessReview checks whether or not a user or group can perform an action.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "authorization.k8s.io",
-    version = "v1",
-    kind = "SubjectAccessReview",
-    plural = "subjectaccessreviews",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubjectAccessReview {
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct SubjectAccessReview {
     pub spec: crate::api::authorization::v1::SubjectAccessReviewSpec,
     /// Status is filled in by the server and indicates whether the request is allowed or not
     pub status: Option<crate::api::authorization::v1::SubjectAccessReviewStatus>,
+}
+impl crate::Resource for SubjectAccessReview {
+    const GROUP: &'static str = "authorization.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "SubjectAccessReview";
+    const PLURAL: &'static str = "subjectaccessreviews";
+    const API_VERSION: &'static str = "authorization.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for SubjectAccessReview {
     const NAME: &'static str = "SubjectAccessReview";

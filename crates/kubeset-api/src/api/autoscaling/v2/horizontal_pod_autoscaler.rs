@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which automatically manages the replica count of any resource implementing the scale subresource based on the metrics specified.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "autoscaling",
-    version = "v2",
-    kind = "HorizontalPodAutoscaler",
-    plural = "horizontalpodautoscalers",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscaler {
     /// metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct HorizontalPodAutoscaler {
     pub spec: Option<crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec>,
     /// status is the current information about the autoscaler.
     pub status: Option<crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus>,
+}
+impl crate::Resource for HorizontalPodAutoscaler {
+    const GROUP: &'static str = "autoscaling";
+    const VERSION: &'static str = "v2";
+    const KIND: &'static str = "HorizontalPodAutoscaler";
+    const PLURAL: &'static str = "horizontalpodautoscalers";
+    const API_VERSION: &'static str = "autoscaling/v2";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for HorizontalPodAutoscaler {
     const NAME: &'static str = "HorizontalPodAutoscaler";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.batch.v1.CronJob` of kubernetes/v1.35/openapi-v3/apis/batch/v1.json.
 
 /// CronJob represents the configuration of a single cron job.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "batch",
-    version = "v1",
-    kind = "CronJob",
-    plural = "cronjobs",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CronJob {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct CronJob {
     pub spec: Option<crate::api::batch::v1::CronJobSpec>,
     /// Current status of a cron job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::batch::v1::CronJobStatus>,
+}
+impl crate::Resource for CronJob {
+    const GROUP: &'static str = "batch";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "CronJob";
+    const PLURAL: &'static str = "cronjobs";
+    const API_VERSION: &'static str = "batch/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for CronJob {
     const NAME: &'static str = "CronJob";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.batch.v1.Job` of kubernetes/v1.35/openapi-v3/apis/batch/v1.json.
 
 /// Job represents the configuration of a single job.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "batch",
-    version = "v1",
-    kind = "Job",
-    plural = "jobs",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Job {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct Job {
     pub spec: Option<crate::api::batch::v1::JobSpec>,
     /// Current status of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::batch::v1::JobStatus>,
+}
+impl crate::Resource for Job {
+    const GROUP: &'static str = "batch";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "Job";
+    const PLURAL: &'static str = "jobs";
+    const API_VERSION: &'static str = "batch/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for Job {
     const NAME: &'static str = "Job";

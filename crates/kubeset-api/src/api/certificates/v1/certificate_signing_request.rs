@@ -8,15 +8,7 @@
 ///  2. serving certificates for TLS endpoints kube-apiserver can connect to securely (with the "kubernetes.io/kubelet-serving" signerName).
 ///
 /// This API can be used to request client certificates to authenticate to kube-apiserver (with the "kubernetes.io/kube-apiserver-client" signerName), or to obtain certificates from custom non-Kubernetes signers.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "certificates.k8s.io",
-    version = "v1",
-    kind = "CertificateSigningRequest",
-    plural = "certificatesigningrequests",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequest {
     /// `metadata` (no description in the spec).
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -24,6 +16,22 @@ pub struct CertificateSigningRequest {
     pub spec: crate::api::certificates::v1::CertificateSigningRequestSpec,
     /// status contains information about whether the request is approved or denied, and the certificate issued by the signer, or the failure condition indicating signer failure.
     pub status: Option<crate::api::certificates::v1::CertificateSigningRequestStatus>,
+}
+impl crate::Resource for CertificateSigningRequest {
+    const GROUP: &'static str = "certificates.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "CertificateSigningRequest";
+    const PLURAL: &'static str = "certificatesigningrequests";
+    const API_VERSION: &'static str = "certificates.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for CertificateSigningRequest {
     const NAME: &'static str = "CertificateSigningRequest";

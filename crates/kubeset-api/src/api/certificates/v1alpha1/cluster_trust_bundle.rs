@@ -6,20 +6,28 @@
 /// ClusterTrustBundle objects are considered to be readable by any authenticated user in the cluster, because they can be mounted by pods using the `clusterTrustBundle` projection.  All service accounts have read access to ClusterTrustBundles by default.  Users who only have namespace-level access to a cluster can read ClusterTrustBundles by impersonating a serviceaccount that they have access to.
 ///
 /// It can be optionally associated with a particular assigner, in which case it contains one valid set of trust anchors for that signer. Signers may have multiple associated ClusterTrustBundles; each is an independent set of trust anchors for that signer. Admission control is used to enforce that only users with permissions on the signer can create or modify the corresponding bundle.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "certificates.k8s.io",
-    version = "v1alpha1",
-    kind = "ClusterTrustBundle",
-    plural = "clustertrustbundles",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundle {
     /// metadata contains the object metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec contains the signer (if any) and trust anchors.
     pub spec: crate::api::certificates::v1alpha1::ClusterTrustBundleSpec,
+}
+impl crate::Resource for ClusterTrustBundle {
+    const GROUP: &'static str = "certificates.k8s.io";
+    const VERSION: &'static str = "v1alpha1";
+    const KIND: &'static str = "ClusterTrustBundle";
+    const PLURAL: &'static str = "clustertrustbundles";
+    const API_VERSION: &'static str = "certificates.k8s.io/v1alpha1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ClusterTrustBundle {
     const NAME: &'static str = "ClusterTrustBundle";

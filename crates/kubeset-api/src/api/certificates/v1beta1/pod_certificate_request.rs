@@ -4,15 +4,7 @@
 /// PodCertificateRequest encodes a pod requesting a certificate from a given signer.
 ///
 /// Kubelets use this API to implement podCertificate projected volumes
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "certificates.k8s.io",
-    version = "v1beta1",
-    kind = "PodCertificateRequest",
-    plural = "podcertificaterequests",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequest {
     /// metadata contains the object metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -20,6 +12,22 @@ pub struct PodCertificateRequest {
     pub spec: crate::api::certificates::v1beta1::PodCertificateRequestSpec,
     /// status contains the issued certificate, and a standard set of conditions.
     pub status: Option<crate::api::certificates::v1beta1::PodCertificateRequestStatus>,
+}
+impl crate::Resource for PodCertificateRequest {
+    const GROUP: &'static str = "certificates.k8s.io";
+    const VERSION: &'static str = "v1beta1";
+    const KIND: &'static str = "PodCertificateRequest";
+    const PLURAL: &'static str = "podcertificaterequests";
+    const API_VERSION: &'static str = "certificates.k8s.io/v1beta1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for PodCertificateRequest {
     const NAME: &'static str = "PodCertificateRequest";

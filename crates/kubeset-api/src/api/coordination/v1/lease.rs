@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.coordination.v1.Lease` of kubernetes/v1.35/openapi-v3/apis/coordination.k8s.io/v1.json.
 
 /// Lease defines a lease concept.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "coordination.k8s.io",
-    version = "v1",
-    kind = "Lease",
-    plural = "leases",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lease {
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub spec: Option<crate::api::coordination::v1::LeaseSpec>,
+}
+impl crate::Resource for Lease {
+    const GROUP: &'static str = "coordination.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "Lease";
+    const PLURAL: &'static str = "leases";
+    const API_VERSION: &'static str = "coordination.k8s.io/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for Lease {
     const NAME: &'static str = "Lease";

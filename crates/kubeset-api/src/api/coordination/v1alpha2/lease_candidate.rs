@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.coordination.v1alpha2.LeaseCandidate` of kubernetes/v1.35/openapi-v3/apis/coordination.k8s.io/v1alpha2.json.
 
 /// LeaseCandidate defines a candidate for a Lease object. Candidates are created such that coordinated leader election will pick the best leader from the list of candidates.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "coordination.k8s.io",
-    version = "v1alpha2",
-    kind = "LeaseCandidate",
-    plural = "leasecandidates",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseCandidate {
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub spec: Option<crate::api::coordination::v1alpha2::LeaseCandidateSpec>,
+}
+impl crate::Resource for LeaseCandidate {
+    const GROUP: &'static str = "coordination.k8s.io";
+    const VERSION: &'static str = "v1alpha2";
+    const KIND: &'static str = "LeaseCandidate";
+    const PLURAL: &'static str = "leasecandidates";
+    const API_VERSION: &'static str = "coordination.k8s.io/v1alpha2";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for LeaseCandidate {
     const NAME: &'static str = "LeaseCandidate";

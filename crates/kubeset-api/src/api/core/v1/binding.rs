@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.core.v1.Binding` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Binding ties one object to another; for example, a pod is bound to a node by a scheduler.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "",
-    version = "v1",
-    kind = "Binding",
-    plural = "bindings",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Binding {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// The target object that you want to bind to the standard object.
     pub target: crate::api::core::v1::ObjectReference,
+}
+impl crate::Resource for Binding {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "Binding";
+    const PLURAL: &'static str = "bindings";
+    const API_VERSION: &'static str = "v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for Binding {
     const NAME: &'static str = "Binding";

@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.core.v1.ComponentStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ComponentStatus (and ComponentStatusList) holds the cluster validation info. Deprecated: This API is deprecated in v1.19+
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "",
-    version = "v1",
-    kind = "ComponentStatus",
-    plural = "componentstatuses",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ComponentStatus {
     /// List of component conditions observed
     pub conditions: Option<Vec<crate::api::core::v1::ComponentCondition>>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+}
+impl crate::Resource for ComponentStatus {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ComponentStatus";
+    const PLURAL: &'static str = "componentstatuses";
+    const API_VERSION: &'static str = "v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ComponentStatus {
     const NAME: &'static str = "ComponentStatus";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.ConfigMap` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ConfigMap holds configuration data for pods to consume.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "",
-    version = "v1",
-    kind = "ConfigMap",
-    plural = "configmaps",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConfigMap {
     /// BinaryData contains the binary data. Each key must consist of alphanumeric characters, '-', '_' or '.'. BinaryData can contain byte sequences that are not in the UTF-8 range. The keys stored in BinaryData must not overlap with the ones in the Data field, this is enforced during validation process. Using this field will require 1.10+ apiserver and kubelet.
     pub binary_data: Option<std::collections::BTreeMap<String, crate::ByteString>>,
@@ -20,6 +12,22 @@ pub struct ConfigMap {
     pub immutable: Option<bool>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+}
+impl crate::Resource for ConfigMap {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ConfigMap";
+    const PLURAL: &'static str = "configmaps";
+    const API_VERSION: &'static str = "v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ConfigMap {
     const NAME: &'static str = "ConfigMap";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.Event` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Event is a report of an event somewhere in the cluster.  Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "",
-    version = "v1",
-    kind = "Event",
-    plural = "events",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Event {
     /// What action was taken/failed regarding to the Regarding object.
     pub action: Option<String>,
@@ -42,6 +34,22 @@ pub struct Event {
     pub source: Option<crate::api::core::v1::EventSource>,
     /// Type of this event (Normal, Warning), new types could be added in the future
     pub type_: Option<String>,
+}
+impl crate::Resource for Event {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "Event";
+    const PLURAL: &'static str = "events";
+    const API_VERSION: &'static str = "v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for Event {
     const NAME: &'static str = "Event";

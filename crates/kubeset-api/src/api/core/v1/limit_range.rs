@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.core.v1.LimitRange` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// LimitRange sets resource usage limits for each kind of resource in a Namespace.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "",
-    version = "v1",
-    kind = "LimitRange",
-    plural = "limitranges",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LimitRange {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec defines the limits enforced. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub spec: Option<crate::api::core::v1::LimitRangeSpec>,
+}
+impl crate::Resource for LimitRange {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "LimitRange";
+    const PLURAL: &'static str = "limitranges";
+    const API_VERSION: &'static str = "v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for LimitRange {
     const NAME: &'static str = "LimitRange";

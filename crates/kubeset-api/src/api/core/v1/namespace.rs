@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.Namespace` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Namespace provides a scope for Names. Use of multiple namespaces is optional.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "",
-    version = "v1",
-    kind = "Namespace",
-    plural = "namespaces",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Namespace {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct Namespace {
     pub spec: Option<crate::api::core::v1::NamespaceSpec>,
     /// Status describes the current status of a Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::core::v1::NamespaceStatus>,
+}
+impl crate::Resource for Namespace {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "Namespace";
+    const PLURAL: &'static str = "namespaces";
+    const API_VERSION: &'static str = "v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for Namespace {
     const NAME: &'static str = "Namespace";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.PersistentVolume` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous to a node. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "",
-    version = "v1",
-    kind = "PersistentVolume",
-    plural = "persistentvolumes",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolume {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct PersistentVolume {
     pub spec: Option<crate::api::core::v1::PersistentVolumeSpec>,
     /// status represents the current information/status for the persistent volume. Populated by the system. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes
     pub status: Option<crate::api::core::v1::PersistentVolumeStatus>,
+}
+impl crate::Resource for PersistentVolume {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "PersistentVolume";
+    const PLURAL: &'static str = "persistentvolumes";
+    const API_VERSION: &'static str = "v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for PersistentVolume {
     const NAME: &'static str = "PersistentVolume";

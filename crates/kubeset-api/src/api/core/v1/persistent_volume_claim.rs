@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.PersistentVolumeClaim` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PersistentVolumeClaim is a user's request for and claim to a persistent volume
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "",
-    version = "v1",
-    kind = "PersistentVolumeClaim",
-    plural = "persistentvolumeclaims",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeClaim {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct PersistentVolumeClaim {
     pub spec: Option<crate::api::core::v1::PersistentVolumeClaimSpec>,
     /// status represents the current information/status of a persistent volume claim. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
     pub status: Option<crate::api::core::v1::PersistentVolumeClaimStatus>,
+}
+impl crate::Resource for PersistentVolumeClaim {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "PersistentVolumeClaim";
+    const PLURAL: &'static str = "persistentvolumeclaims";
+    const API_VERSION: &'static str = "v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for PersistentVolumeClaim {
     const NAME: &'static str = "PersistentVolumeClaim";

@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.core.v1.PodTemplate` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodTemplate describes a template for creating copies of a predefined pod.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "",
-    version = "v1",
-    kind = "PodTemplate",
-    plural = "podtemplates",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodTemplate {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Template defines the pods that will be created from this pod template. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
+}
+impl crate::Resource for PodTemplate {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "PodTemplate";
+    const PLURAL: &'static str = "podtemplates";
+    const API_VERSION: &'static str = "v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for PodTemplate {
     const NAME: &'static str = "PodTemplate";

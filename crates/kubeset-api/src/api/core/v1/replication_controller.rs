@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.ReplicationController` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ReplicationController represents the configuration of a replication controller.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "",
-    version = "v1",
-    kind = "ReplicationController",
-    plural = "replicationcontrollers",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicationController {
     /// If the Labels of a ReplicationController are empty, they are defaulted to be the same as the Pod(s) that the replication controller manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct ReplicationController {
     pub spec: Option<crate::api::core::v1::ReplicationControllerSpec>,
     /// Status is the most recently observed status of the replication controller. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::core::v1::ReplicationControllerStatus>,
+}
+impl crate::Resource for ReplicationController {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ReplicationController";
+    const PLURAL: &'static str = "replicationcontrollers";
+    const API_VERSION: &'static str = "v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ReplicationController {
     const NAME: &'static str = "ReplicationController";

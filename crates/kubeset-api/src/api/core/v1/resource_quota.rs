@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.ResourceQuota` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ResourceQuota sets aggregate quota restrictions enforced per namespace
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "",
-    version = "v1",
-    kind = "ResourceQuota",
-    plural = "resourcequotas",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceQuota {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct ResourceQuota {
     pub spec: Option<crate::api::core::v1::ResourceQuotaSpec>,
     /// Status defines the actual enforced quota and its current usage. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::core::v1::ResourceQuotaStatus>,
+}
+impl crate::Resource for ResourceQuota {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ResourceQuota";
+    const PLURAL: &'static str = "resourcequotas";
+    const API_VERSION: &'static str = "v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ResourceQuota {
     const NAME: &'static str = "ResourceQuota";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.Secret` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "",
-    version = "v1",
-    kind = "Secret",
-    plural = "secrets",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Secret {
     /// Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4
     pub data: Option<std::collections::BTreeMap<String, crate::ByteString>>,
@@ -22,6 +14,22 @@ pub struct Secret {
     pub string_data: Option<std::collections::BTreeMap<String, String>>,
     /// Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types
     pub type_: Option<String>,
+}
+impl crate::Resource for Secret {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "Secret";
+    const PLURAL: &'static str = "secrets";
+    const API_VERSION: &'static str = "v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for Secret {
     const NAME: &'static str = "Secret";

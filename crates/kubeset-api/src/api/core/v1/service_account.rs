@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.ServiceAccount` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an identity * a principal that can be authenticated and authorized * a set of secrets
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "",
-    version = "v1",
-    kind = "ServiceAccount",
-    plural = "serviceaccounts",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceAccount {
     /// AutomountServiceAccountToken indicates whether pods running as this service account should have an API token automatically mounted. Can be overridden at the pod level.
     pub automount_service_account_token: Option<bool>,
@@ -20,6 +12,22 @@ pub struct ServiceAccount {
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a "kubernetes.io/enforce-mountable-secrets" annotation set to "true". The "kubernetes.io/enforce-mountable-secrets" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret
     pub secrets: Option<Vec<crate::api::core::v1::ObjectReference>>,
+}
+impl crate::Resource for ServiceAccount {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ServiceAccount";
+    const PLURAL: &'static str = "serviceaccounts";
+    const API_VERSION: &'static str = "v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ServiceAccount {
     const NAME: &'static str = "ServiceAccount";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.events.v1.Event` of kubernetes/v1.35/openapi-v3/apis/events.k8s.io/v1.json.
 
 /// Event is a report of an event somewhere in the cluster. It generally denotes some state change in the system. Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "events.k8s.io",
-    version = "v1",
-    kind = "Event",
-    plural = "events",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Event {
     /// action is what action was taken/failed regarding to the regarding object. It is machine-readable. This field cannot be empty for new Events and it can have at most 128 characters.
     pub action: Option<String>,
@@ -46,6 +38,22 @@ pub struct Event {
     pub series: Option<crate::api::events::v1::EventSeries>,
     /// type is the type of this event (Normal, Warning), new types could be added in the future. It is machine-readable. This field cannot be empty for new Events.
     pub type_: Option<String>,
+}
+impl crate::Resource for Event {
+    const GROUP: &'static str = "events.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "Event";
+    const PLURAL: &'static str = "events";
+    const API_VERSION: &'static str = "events.k8s.io/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for Event {
     const NAME: &'static str = "Event";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.FlowSchema` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// FlowSchema defines the schema of a group of flows. Note that a flow is made up of a set of inbound API requests with similar attributes and is identified by a pair of strings: the name of the FlowSchema and a "flow distinguisher".
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "flowcontrol.apiserver.k8s.io",
-    version = "v1",
-    kind = "FlowSchema",
-    plural = "flowschemas",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSchema {
     /// `metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct FlowSchema {
     pub spec: Option<crate::api::flowcontrol::v1::FlowSchemaSpec>,
     /// `status` is the current status of a FlowSchema. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::flowcontrol::v1::FlowSchemaStatus>,
+}
+impl crate::Resource for FlowSchema {
+    const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "FlowSchema";
+    const PLURAL: &'static str = "flowschemas";
+    const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for FlowSchema {
     const NAME: &'static str = "FlowSchema";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// PriorityLevelConfiguration represents the configuration of a priority level.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "flowcontrol.apiserver.k8s.io",
-    version = "v1",
-    kind = "PriorityLevelConfiguration",
-    plural = "prioritylevelconfigurations",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfiguration {
     /// `metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct PriorityLevelConfiguration {
     pub spec: Option<crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec>,
     /// `status` is the current status of a "request-priority". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::flowcontrol::v1::PriorityLevelConfigurationStatus>,
+}
+impl crate::Resource for PriorityLevelConfiguration {
+    const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "PriorityLevelConfiguration";
+    const PLURAL: &'static str = "prioritylevelconfigurations";
+    const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for PriorityLevelConfiguration {
     const NAME: &'static str = "PriorityLevelConfiguration";

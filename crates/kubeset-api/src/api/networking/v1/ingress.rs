@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.networking.v1.Ingress` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// Ingress is a collection of rules that allow inbound connections to reach the endpoints defined by a backend. An Ingress can be configured to give services externally-reachable urls, load balance traffic, terminate SSL, offer name based virtual hosting etc.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "networking.k8s.io",
-    version = "v1",
-    kind = "Ingress",
-    plural = "ingresses",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ingress {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct Ingress {
     pub spec: Option<crate::api::networking::v1::IngressSpec>,
     /// status is the current state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::networking::v1::IngressStatus>,
+}
+impl crate::Resource for Ingress {
+    const GROUP: &'static str = "networking.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "Ingress";
+    const PLURAL: &'static str = "ingresses";
+    const API_VERSION: &'static str = "networking.k8s.io/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for Ingress {
     const NAME: &'static str = "Ingress";

@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.networking.v1.NetworkPolicy` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// NetworkPolicy describes what network traffic is allowed for a set of Pods
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "networking.k8s.io",
-    version = "v1",
-    kind = "NetworkPolicy",
-    plural = "networkpolicies",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicy {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec represents the specification of the desired behavior for this NetworkPolicy.
     pub spec: Option<crate::api::networking::v1::NetworkPolicySpec>,
+}
+impl crate::Resource for NetworkPolicy {
+    const GROUP: &'static str = "networking.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "NetworkPolicy";
+    const PLURAL: &'static str = "networkpolicies";
+    const API_VERSION: &'static str = "networking.k8s.io/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for NetworkPolicy {
     const NAME: &'static str = "NetworkPolicy";

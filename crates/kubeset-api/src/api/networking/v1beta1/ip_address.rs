@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.networking.v1beta1.IPAddress` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1beta1.json.
 
 /// IPAddress represents a single IP of a single IP Family. The object is designed to be used by APIs that operate on IP addresses. The object is used by the Service core API for allocation of IP addresses. An IP address can be represented in different formats, to guarantee the uniqueness of the IP, the name of the object is the IP address in canonical format, four decimal digits separated by dots suppressing leading zeros for IPv4 and the representation defined by RFC 5952 for IPv6. Valid: 192.168.1.5 or 2001:db8::1 or 2001:db8:aaaa:bbbb:cccc:dddd:eeee:1 Invalid: 10.01.2.3 or 2001:db8:0:0:0::1
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "networking.k8s.io",
-    version = "v1beta1",
-    kind = "IPAddress",
-    plural = "ipaddresses",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPAddress {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub spec: Option<crate::api::networking::v1beta1::IPAddressSpec>,
+}
+impl crate::Resource for IPAddress {
+    const GROUP: &'static str = "networking.k8s.io";
+    const VERSION: &'static str = "v1beta1";
+    const KIND: &'static str = "IPAddress";
+    const PLURAL: &'static str = "ipaddresses";
+    const API_VERSION: &'static str = "networking.k8s.io/v1beta1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for IPAddress {
     const NAME: &'static str = "IPAddress";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.networking.v1beta1.ServiceCIDR` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1beta1.json.
 
 /// ServiceCIDR defines a range of IP addresses using CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate ClusterIPs to Service objects.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "networking.k8s.io",
-    version = "v1beta1",
-    kind = "ServiceCIDR",
-    plural = "servicecidrs",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDR {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct ServiceCIDR {
     pub spec: Option<crate::api::networking::v1beta1::ServiceCIDRSpec>,
     /// status represents the current state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::networking::v1beta1::ServiceCIDRStatus>,
+}
+impl crate::Resource for ServiceCIDR {
+    const GROUP: &'static str = "networking.k8s.io";
+    const VERSION: &'static str = "v1beta1";
+    const KIND: &'static str = "ServiceCIDR";
+    const PLURAL: &'static str = "servicecidrs";
+    const API_VERSION: &'static str = "networking.k8s.io/v1beta1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ServiceCIDR {
     const NAME: &'static str = "ServiceCIDR";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.node.v1.RuntimeClass` of kubernetes/v1.35/openapi-v3/apis/node.k8s.io/v1.json.
 
 /// RuntimeClass defines a class of container runtime supported in the cluster. The RuntimeClass is used to determine which container runtime is used to run all containers in a pod. RuntimeClasses are manually defined by a user or cluster provisioner, and referenced in the PodSpec. The Kubelet is responsible for resolving the RuntimeClassName reference before running the pod.  For more details, see https://kubernetes.io/docs/concepts/containers/runtime-class/
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "node.k8s.io",
-    version = "v1",
-    kind = "RuntimeClass",
-    plural = "runtimeclasses",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RuntimeClass {
     /// handler specifies the underlying runtime and configuration that the CRI implementation will use to handle pods of this class. The possible values are specific to the node & CRI configuration.  It is assumed that all handlers are available on every node, and handlers of the same name are equivalent on every node. For example, a handler called "runc" might specify that the runc OCI runtime (using native Linux containers) will be used to run the containers in a pod. The Handler must be lowercase, conform to the DNS Label (RFC 1123) requirements, and is immutable.
     pub handler: String,
@@ -21,6 +13,22 @@ pub struct RuntimeClass {
     pub overhead: Option<crate::api::node::v1::Overhead>,
     /// scheduling holds the scheduling constraints to ensure that pods running with this RuntimeClass are scheduled to nodes that support it. If scheduling is nil, this RuntimeClass is assumed to be supported by all nodes.
     pub scheduling: Option<crate::api::node::v1::Scheduling>,
+}
+impl crate::Resource for RuntimeClass {
+    const GROUP: &'static str = "node.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "RuntimeClass";
+    const PLURAL: &'static str = "runtimeclasses";
+    const API_VERSION: &'static str = "node.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for RuntimeClass {
     const NAME: &'static str = "RuntimeClass";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.policy.v1.PodDisruptionBudget` of kubernetes/v1.35/openapi-v3/apis/policy/v1.json.
 
 /// PodDisruptionBudget is an object to define the max disruption that can be caused to a collection of pods
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "policy",
-    version = "v1",
-    kind = "PodDisruptionBudget",
-    plural = "poddisruptionbudgets",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodDisruptionBudget {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct PodDisruptionBudget {
     pub spec: Option<crate::api::policy::v1::PodDisruptionBudgetSpec>,
     /// Most recently observed status of the PodDisruptionBudget.
     pub status: Option<crate::api::policy::v1::PodDisruptionBudgetStatus>,
+}
+impl crate::Resource for PodDisruptionBudget {
+    const GROUP: &'static str = "policy";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "PodDisruptionBudget";
+    const PLURAL: &'static str = "poddisruptionbudgets";
+    const API_VERSION: &'static str = "policy/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for PodDisruptionBudget {
     const NAME: &'static str = "PodDisruptionBudget";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.rbac.v1.ClusterRole` of kubernetes/v1.35/openapi-v3/apis/rbac.authorization.k8s.io/v1.json.
 
 /// ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "rbac.authorization.k8s.io",
-    version = "v1",
-    kind = "ClusterRole",
-    plural = "clusterroles",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterRole {
     /// AggregationRule is an optional field that describes how to build the Rules for this ClusterRole. If AggregationRule is set, then the Rules are controller managed and direct changes to Rules will be stomped by the controller.
     pub aggregation_rule: Option<crate::api::rbac::v1::AggregationRule>,
@@ -18,6 +10,22 @@ pub struct ClusterRole {
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Rules holds all the PolicyRules for this ClusterRole
     pub rules: Option<Vec<crate::api::rbac::v1::PolicyRule>>,
+}
+impl crate::Resource for ClusterRole {
+    const GROUP: &'static str = "rbac.authorization.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ClusterRole";
+    const PLURAL: &'static str = "clusterroles";
+    const API_VERSION: &'static str = "rbac.authorization.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ClusterRole {
     const NAME: &'static str = "ClusterRole";

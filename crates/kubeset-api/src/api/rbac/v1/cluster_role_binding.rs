@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.rbac.v1.ClusterRoleBinding` of kubernetes/v1.35/openapi-v3/apis/rbac.authorization.k8s.io/v1.json.
 
 /// ClusterRoleBinding references a ClusterRole, but not contain it.  It can reference a ClusterRole in the global namespace, and adds who information via Subject.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "rbac.authorization.k8s.io",
-    version = "v1",
-    kind = "ClusterRoleBinding",
-    plural = "clusterrolebindings",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterRoleBinding {
     /// Standard object's metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct ClusterRoleBinding {
     pub role_ref: crate::api::rbac::v1::RoleRef,
     /// Subjects holds references to the objects the role applies to.
     pub subjects: Option<Vec<crate::api::rbac::v1::Subject>>,
+}
+impl crate::Resource for ClusterRoleBinding {
+    const GROUP: &'static str = "rbac.authorization.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ClusterRoleBinding";
+    const PLURAL: &'static str = "clusterrolebindings";
+    const API_VERSION: &'static str = "rbac.authorization.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ClusterRoleBinding {
     const NAME: &'static str = "ClusterRoleBinding";

@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.rbac.v1.Role` of kubernetes/v1.35/openapi-v3/apis/rbac.authorization.k8s.io/v1.json.
 
 /// Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "rbac.authorization.k8s.io",
-    version = "v1",
-    kind = "Role",
-    plural = "roles",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Role {
     /// Standard object's metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Rules holds all the PolicyRules for this Role
     pub rules: Option<Vec<crate::api::rbac::v1::PolicyRule>>,
+}
+impl crate::Resource for Role {
+    const GROUP: &'static str = "rbac.authorization.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "Role";
+    const PLURAL: &'static str = "roles";
+    const API_VERSION: &'static str = "rbac.authorization.k8s.io/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for Role {
     const NAME: &'static str = "Role";

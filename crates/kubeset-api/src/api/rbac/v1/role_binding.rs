@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.rbac.v1.RoleBinding` of kubernetes/v1.35/openapi-v3/apis/rbac.authorization.k8s.io/v1.json.
 
 /// RoleBinding references a role, but does not contain it.  It can reference a Role in the same namespace or a ClusterRole in the global namespace. It adds who information via Subjects and namespace information by which namespace it exists in.  RoleBindings in a given namespace only have effect in that namespace.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "rbac.authorization.k8s.io",
-    version = "v1",
-    kind = "RoleBinding",
-    plural = "rolebindings",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RoleBinding {
     /// Standard object's metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -18,6 +10,22 @@ pub struct RoleBinding {
     pub role_ref: crate::api::rbac::v1::RoleRef,
     /// Subjects holds references to the objects the role applies to.
     pub subjects: Option<Vec<crate::api::rbac::v1::Subject>>,
+}
+impl crate::Resource for RoleBinding {
+    const GROUP: &'static str = "rbac.authorization.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "RoleBinding";
+    const PLURAL: &'static str = "rolebindings";
+    const API_VERSION: &'static str = "rbac.authorization.k8s.io/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for RoleBinding {
     const NAME: &'static str = "RoleBinding";

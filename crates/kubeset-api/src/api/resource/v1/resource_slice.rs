@@ -12,15 +12,7 @@
 /// For resources that are not local to a node, the node name is not set. Instead, the driver may use a node selector to specify where the devices are available.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "resource.k8s.io",
-    version = "v1",
-    kind = "ResourceSlice",
-    plural = "resourceslices",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceSlice {
     /// Standard object metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -28,6 +20,22 @@ pub struct ResourceSlice {
     ///
     /// Changing the spec automatically increments the metadata.generation number.
     pub spec: crate::api::resource::v1::ResourceSliceSpec,
+}
+impl crate::Resource for ResourceSlice {
+    const GROUP: &'static str = "resource.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ResourceSlice";
+    const PLURAL: &'static str = "resourceslices";
+    const API_VERSION: &'static str = "resource.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ResourceSlice {
     const NAME: &'static str = "ResourceSlice";

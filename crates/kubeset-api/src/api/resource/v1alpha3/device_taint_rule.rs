@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.resource.v1alpha3.DeviceTaintRule` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1alpha3.json.
 
 /// DeviceTaintRule adds one taint to all devices which match the selector. This has the same effect as if the taint was specified directly in the ResourceSlice by the DRA driver.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "resource.k8s.io",
-    version = "v1alpha3",
-    kind = "DeviceTaintRule",
-    plural = "devicetaintrules",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintRule {
     /// Standard object metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -20,6 +12,22 @@ pub struct DeviceTaintRule {
     pub spec: crate::api::resource::v1alpha3::DeviceTaintRuleSpec,
     /// Status provides information about what was requested in the spec.
     pub status: Option<crate::api::resource::v1alpha3::DeviceTaintRuleStatus>,
+}
+impl crate::Resource for DeviceTaintRule {
+    const GROUP: &'static str = "resource.k8s.io";
+    const VERSION: &'static str = "v1alpha3";
+    const KIND: &'static str = "DeviceTaintRule";
+    const PLURAL: &'static str = "devicetaintrules";
+    const API_VERSION: &'static str = "resource.k8s.io/v1alpha3";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for DeviceTaintRule {
     const NAME: &'static str = "DeviceTaintRule";

@@ -4,15 +4,7 @@
 /// ResourceClaim describes a request for access to resources in the cluster, for use by workloads. For example, if a workload needs an accelerator device with specific properties, this is how that request is expressed. The status stanza tracks whether this claim has been satisfied and what specific resources have been allocated.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "resource.k8s.io",
-    version = "v1beta1",
-    kind = "ResourceClaim",
-    plural = "resourceclaims",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaim {
     /// Standard object metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -20,6 +12,22 @@ pub struct ResourceClaim {
     pub spec: crate::api::resource::v1beta1::ResourceClaimSpec,
     /// Status describes whether the claim is ready to use and what has been allocated.
     pub status: Option<crate::api::resource::v1beta1::ResourceClaimStatus>,
+}
+impl crate::Resource for ResourceClaim {
+    const GROUP: &'static str = "resource.k8s.io";
+    const VERSION: &'static str = "v1beta1";
+    const KIND: &'static str = "ResourceClaim";
+    const PLURAL: &'static str = "resourceclaims";
+    const API_VERSION: &'static str = "resource.k8s.io/v1beta1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ResourceClaim {
     const NAME: &'static str = "ResourceClaim";

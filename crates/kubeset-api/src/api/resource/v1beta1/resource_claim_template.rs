@@ -4,15 +4,7 @@
 /// ResourceClaimTemplate is used to produce ResourceClaim objects.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "resource.k8s.io",
-    version = "v1beta1",
-    kind = "ResourceClaimTemplate",
-    plural = "resourceclaimtemplates",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimTemplate {
     /// Standard object metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -20,6 +12,22 @@ pub struct ResourceClaimTemplate {
     ///
     /// This field is immutable. A ResourceClaim will get created by the control plane for a Pod when needed and then not get updated anymore.
     pub spec: crate::api::resource::v1beta1::ResourceClaimTemplateSpec,
+}
+impl crate::Resource for ResourceClaimTemplate {
+    const GROUP: &'static str = "resource.k8s.io";
+    const VERSION: &'static str = "v1beta1";
+    const KIND: &'static str = "ResourceClaimTemplate";
+    const PLURAL: &'static str = "resourceclaimtemplates";
+    const API_VERSION: &'static str = "resource.k8s.io/v1beta1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for ResourceClaimTemplate {
     const NAME: &'static str = "ResourceClaimTemplate";

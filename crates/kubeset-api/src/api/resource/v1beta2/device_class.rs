@@ -4,15 +4,7 @@
 /// DeviceClass is a vendor- or admin-provided resource that contains device configuration and selectors. It can be referenced in the device requests of a claim to apply these presets. Cluster scoped.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "resource.k8s.io",
-    version = "v1beta2",
-    kind = "DeviceClass",
-    plural = "deviceclasses",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClass {
     /// Standard object metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -22,6 +14,22 @@ pub struct DeviceClass {
     ///
     /// Changing the spec automatically increments the metadata.generation number.
     pub spec: crate::api::resource::v1beta2::DeviceClassSpec,
+}
+impl crate::Resource for DeviceClass {
+    const GROUP: &'static str = "resource.k8s.io";
+    const VERSION: &'static str = "v1beta2";
+    const KIND: &'static str = "DeviceClass";
+    const PLURAL: &'static str = "deviceclasses";
+    const API_VERSION: &'static str = "resource.k8s.io/v1beta2";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for DeviceClass {
     const NAME: &'static str = "DeviceClass";

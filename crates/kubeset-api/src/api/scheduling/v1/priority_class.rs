@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.scheduling.v1.PriorityClass` of kubernetes/v1.35/openapi-v3/apis/scheduling.k8s.io/v1.json.
 
 /// PriorityClass defines mapping from a priority class name to the priority integer value. The value can be any valid integer.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "scheduling.k8s.io",
-    version = "v1",
-    kind = "PriorityClass",
-    plural = "priorityclasses",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityClass {
     /// description is an arbitrary string that usually provides guidelines on when this priority class should be used.
     pub description: Option<String>,
@@ -22,6 +14,22 @@ pub struct PriorityClass {
     pub preemption_policy: Option<String>,
     /// value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.
     pub value: i32,
+}
+impl crate::Resource for PriorityClass {
+    const GROUP: &'static str = "scheduling.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "PriorityClass";
+    const PLURAL: &'static str = "priorityclasses";
+    const API_VERSION: &'static str = "scheduling.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for PriorityClass {
     const NAME: &'static str = "PriorityClass";

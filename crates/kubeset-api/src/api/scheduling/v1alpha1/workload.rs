@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.scheduling.v1alpha1.Workload` of kubernetes/v1.35/openapi-v3/apis/scheduling.k8s.io/v1alpha1.json.
 
 /// Workload allows for expressing scheduling constraints that should be used when managing lifecycle of workloads from scheduling perspective, including scheduling, preemption, eviction and other phases.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "scheduling.k8s.io",
-    version = "v1alpha1",
-    kind = "Workload",
-    plural = "workloads",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Workload {
     /// Standard object's metadata. Name must be a DNS subdomain.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec defines the desired behavior of a Workload.
     pub spec: crate::api::scheduling::v1alpha1::WorkloadSpec,
+}
+impl crate::Resource for Workload {
+    const GROUP: &'static str = "scheduling.k8s.io";
+    const VERSION: &'static str = "v1alpha1";
+    const KIND: &'static str = "Workload";
+    const PLURAL: &'static str = "workloads";
+    const API_VERSION: &'static str = "scheduling.k8s.io/v1alpha1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for Workload {
     const NAME: &'static str = "Workload";

@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.storage.v1.CSIDriver` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// CSIDriver captures information about a Container Storage Interface (CSI) volume driver deployed on the cluster. Kubernetes attach detach controller uses this object to determine whether attach is required. Kubelet uses this object to determine whether pod information needs to be passed on mount. CSIDriver objects are non-namespaced.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "storage.k8s.io",
-    version = "v1",
-    kind = "CSIDriver",
-    plural = "csidrivers",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIDriver {
     /// Standard object metadata. metadata.Name indicates the name of the CSI driver that this object refers to; it MUST be the same name returned by the CSI GetPluginName() call for that driver. The driver name must be 63 characters or less, beginning and ending with an alphanumeric character ([a-z0-9A-Z]) with dashes (-), dots (.), and alphanumerics between. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec represents the specification of the CSI Driver.
     pub spec: crate::api::storage::v1::CSIDriverSpec,
+}
+impl crate::Resource for CSIDriver {
+    const GROUP: &'static str = "storage.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "CSIDriver";
+    const PLURAL: &'static str = "csidrivers";
+    const API_VERSION: &'static str = "storage.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for CSIDriver {
     const NAME: &'static str = "CSIDriver";

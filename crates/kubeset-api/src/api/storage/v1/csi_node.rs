@@ -2,20 +2,28 @@
 // Source: definition `io.k8s.api.storage.v1.CSINode` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// CSINode holds information about all CSI drivers installed on a node. CSI drivers do not need to create the CSINode object directly. As long as they use the node-driver-registrar sidecar container, the kubelet will automatically populate the CSINode object for the CSI driver as part of kubelet plugin registration. CSINode has the same name as a node. If the object is missing, it means either there are no CSI Drivers available on the node, or the Kubelet version is low enough that it doesn't create this object. CSINode has an OwnerReference that points to the corresponding node object.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "storage.k8s.io",
-    version = "v1",
-    kind = "CSINode",
-    plural = "csinodes",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINode {
     /// Standard object's metadata. metadata.name must be the Kubernetes node name.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec is the specification of CSINode
     pub spec: crate::api::storage::v1::CSINodeSpec,
+}
+impl crate::Resource for CSINode {
+    const GROUP: &'static str = "storage.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "CSINode";
+    const PLURAL: &'static str = "csinodes";
+    const API_VERSION: &'static str = "storage.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for CSINode {
     const NAME: &'static str = "CSINode";

@@ -4,15 +4,7 @@
 /// StorageClass describes the parameters for a class of storage for which PersistentVolumes can be dynamically provisioned.
 ///
 /// StorageClasses are non-namespaced; the name of the storage class according to etcd is in ObjectMeta.Name.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "storage.k8s.io",
-    version = "v1",
-    kind = "StorageClass",
-    plural = "storageclasses",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageClass {
     /// allowVolumeExpansion shows whether the storage class allow volume expand.
     pub allow_volume_expansion: Option<bool>,
@@ -30,6 +22,22 @@ pub struct StorageClass {
     pub reclaim_policy: Option<String>,
     /// volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature.
     pub volume_binding_mode: Option<String>,
+}
+impl crate::Resource for StorageClass {
+    const GROUP: &'static str = "storage.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "StorageClass";
+    const PLURAL: &'static str = "storageclasses";
+    const API_VERSION: &'static str = "storage.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for StorageClass {
     const NAME: &'static str = "StorageClass";

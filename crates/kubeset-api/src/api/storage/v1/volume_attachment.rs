@@ -4,15 +4,7 @@
 /// VolumeAttachment captures the intent to attach or detach the specified volume to/from the specified node.
 ///
 /// VolumeAttachment objects are non-namespaced.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "storage.k8s.io",
-    version = "v1",
-    kind = "VolumeAttachment",
-    plural = "volumeattachments",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachment {
     /// Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -20,6 +12,22 @@ pub struct VolumeAttachment {
     pub spec: crate::api::storage::v1::VolumeAttachmentSpec,
     /// status represents status of the VolumeAttachment request. Populated by the entity completing the attach or detach operation, i.e. the external-attacher.
     pub status: Option<crate::api::storage::v1::VolumeAttachmentStatus>,
+}
+impl crate::Resource for VolumeAttachment {
+    const GROUP: &'static str = "storage.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "VolumeAttachment";
+    const PLURAL: &'static str = "volumeattachments";
+    const API_VERSION: &'static str = "storage.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for VolumeAttachment {
     const NAME: &'static str = "VolumeAttachment";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.storage.v1beta1.VolumeAttributesClass` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1beta1.json.
 
 /// VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "storage.k8s.io",
-    version = "v1beta1",
-    kind = "VolumeAttributesClass",
-    plural = "volumeattributesclasses",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttributesClass {
     /// Name of the CSI driver This field is immutable.
     pub driver_name: String,
@@ -20,6 +12,22 @@ pub struct VolumeAttributesClass {
     ///
     /// This field is required and must contain at least one key/value pair. The keys cannot be empty, and the maximum number of parameters is 512, with a cumulative max size of 256K. If the CSI driver rejects invalid parameters, the target PersistentVolumeClaim will be set to an "Infeasible" state in the modifyVolumeStatus field.
     pub parameters: Option<std::collections::BTreeMap<String, String>>,
+}
+impl crate::Resource for VolumeAttributesClass {
+    const GROUP: &'static str = "storage.k8s.io";
+    const VERSION: &'static str = "v1beta1";
+    const KIND: &'static str = "VolumeAttributesClass";
+    const PLURAL: &'static str = "volumeattributesclasses";
+    const API_VERSION: &'static str = "storage.k8s.io/v1beta1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for VolumeAttributesClass {
     const NAME: &'static str = "VolumeAttributesClass";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.api.storagemigration.v1beta1.StorageVersionMigration` of kubernetes/v1.35/openapi-v3/apis/storagemigration.k8s.io/v1beta1.json.
 
 /// StorageVersionMigration represents a migration of stored data to the latest storage version.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "storagemigration.k8s.io",
-    version = "v1beta1",
-    kind = "StorageVersionMigration",
-    plural = "storageversionmigrations",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionMigration {
     /// Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -20,6 +12,22 @@ pub struct StorageVersionMigration {
     pub status: Option<
         crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus,
     >,
+}
+impl crate::Resource for StorageVersionMigration {
+    const GROUP: &'static str = "storagemigration.k8s.io";
+    const VERSION: &'static str = "v1beta1";
+    const KIND: &'static str = "StorageVersionMigration";
+    const PLURAL: &'static str = "storageversionmigrations";
+    const API_VERSION: &'static str = "storagemigration.k8s.io/v1beta1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for StorageVersionMigration {
     const NAME: &'static str = "StorageVersionMigration";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// CustomResourceDefinition represents a resource that should be exposed on the API server.  Its name MUST be in the format <.spec.name>.<.spec.group>.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "apiextensions.k8s.io",
-    version = "v1",
-    kind = "CustomResourceDefinition",
-    plural = "customresourcedefinitions",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinition {
     /// Standard object's metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -20,6 +12,22 @@ pub struct CustomResourceDefinition {
     pub status: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus,
     >,
+}
+impl crate::Resource for CustomResourceDefinition {
+    const GROUP: &'static str = "apiextensions.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "CustomResourceDefinition";
+    const PLURAL: &'static str = "customresourcedefinitions";
+    const API_VERSION: &'static str = "apiextensions.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for CustomResourceDefinition {
     const NAME: &'static str = "CustomResourceDefinition";

@@ -2,15 +2,7 @@
 // Source: definition `io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService` of kubernetes/v1.35/openapi-v3/apis/apiregistration.k8s.io/v1.json.
 
 /// APIService represents a server for a particular GroupVersion. Name must be "version.group".
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "apiregistration.k8s.io",
-    version = "v1",
-    kind = "APIService",
-    plural = "apiservices",
-    cluster
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIService {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -22,6 +14,22 @@ pub struct APIService {
     pub status: Option<
         crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus,
     >,
+}
+impl crate::Resource for APIService {
+    const GROUP: &'static str = "apiregistration.k8s.io";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "APIService";
+    const PLURAL: &'static str = "apiservices";
+    const API_VERSION: &'static str = "apiregistration.k8s.io/v1";
+    type Scope = crate::ClusterResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for APIService {
     const NAME: &'static str = "APIService";
