@@ -476,6 +476,16 @@ mod tests {
             "admissionregistration.k8s.io",
             "mutatingwebhookconfigurations",
         );
+        let (out, _) = decode(&res, hooks.clone(), Source::Body, FieldValidation::Warn).unwrap();
+        assert!(out["webhooks"][0].get("sideEffects").is_none(), "{out}");
+        assert_eq!(out["webhooks"][1]["sideEffects"], "None");
+        // The same for a validating configuration.
+        let mut hooks = hooks;
+        hooks["kind"] = json!("ValidatingWebhookConfiguration");
+        let res = builtin(
+            "admissionregistration.k8s.io",
+            "validatingwebhookconfigurations",
+        );
         let (out, _) = decode(&res, hooks, Source::Body, FieldValidation::Warn).unwrap();
         assert!(out["webhooks"][0].get("sideEffects").is_none(), "{out}");
         assert_eq!(out["webhooks"][1]["sideEffects"], "None");
