@@ -35,6 +35,7 @@ mod build;
 mod measure;
 mod report;
 mod scale;
+mod shard;
 
 const NOTES_BEGIN: &str = "<!-- BEGIN NOTES -->";
 const NOTES_END: &str = "<!-- END NOTES -->";
@@ -281,9 +282,11 @@ enum Row {
     Admission,
     /// Only when named, and alone (see [`scale`]).
     Scale,
+    /// Only when named, and alone (see [`shard`]).
+    Shard,
 }
 
-const ROWS: [(Row, &str); 8] = [
+const ROWS: [(Row, &str); 9] = [
     (Row::Codec, "codec"),
     (Row::Watch, "watch"),
     (Row::Roundtrip, "roundtrip"),
@@ -292,6 +295,7 @@ const ROWS: [(Row, &str); 8] = [
     (Row::Build, "build"),
     (Row::Admission, "admission"),
     (Row::Scale, "scale"),
+    (Row::Shard, "shard"),
 ];
 
 impl Row {
@@ -314,7 +318,7 @@ impl Rows {
             return Ok(Self(None));
         };
         let list = args.get(i + 1).ok_or(
-            "--only needs a list: codec,watch,roundtrip,failover,memory,build,admission (or scale alone)",
+            "--only needs a list: codec,watch,roundtrip,failover,memory,build,admission (or scale or shard alone)",
         )?;
         let mut rows = Vec::new();
         for name in list.split(',').filter(|n| !n.is_empty()) {
@@ -355,6 +359,12 @@ pub fn run(quick: bool) -> Result<(), Error> {
             return Err("--only scale runs alone".into());
         }
         return scale::run(&root, &target, quick);
+    }
+    if let Some(named) = rows.0.as_ref().filter(|r| r.contains(&Row::Shard)) {
+        if named.len() > 1 {
+            return Err("--only shard runs alone".into());
+        }
+        return shard::run(&root, &target, quick);
     }
     let data = target.join("bench-data");
     std::fs::create_dir_all(&data)?;
@@ -491,7 +501,7 @@ fn measure_rows(
 }
 
 /// The records into `data`, and the report: `docs/benchmarks.md` after a
-/// full run (its notes and the scale row's section kept), beside the data
+/// full run (its notes and the scale and shard rows' sections kept), beside the data
 /// after a partial one (`--only`), which never overwrites the published
 /// report.
 fn write_report(
@@ -530,6 +540,7 @@ fn write_report(
     let mut text = report(machine, plan, all, &notes);
     failed_section(&mut text, failed);
     let text = scale::keep_section(text, scale::section_of(&old).unwrap_or(""));
+    let text = scale::keep_section(text, shard::section_of(&old).unwrap_or(""));
     std::fs::write(&out, text)?;
     eprintln!("=== xtask bench: wrote {}", out.display());
     Ok(())

@@ -16,8 +16,10 @@
 //!    time out), every object converges.
 //! 4. SIGTERM of another: it releases its shards; the last one holds all.
 //!
-//! Every reconcile appends a start line and (from a drop guard, so also
-//! when it is cancelled) an end line to its replica's log; a killed
+//! The replica is the example operator's (`examples/sharded/replica.rs`,
+//! included here). Every reconcile appends a start line and (from a drop
+//! guard, so also when it is cancelled) an end line to its replica's log
+//! (read by `examples/sharded/spans.rs`); a killed
 //! replica's open reconciles end at the kill. The test checks that no two
 //! reconciles of one key overlapped in time (one machine, one clock).
 //!
@@ -30,22 +32,18 @@
 mod common;
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use kubeset_client::api::coordination::v1::Lease;
 use kubeset_client::api::core::v1::{ConfigMap, Namespace};
 use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubeset_client::params::{DeleteParams, ListParams, PatchParams, PostParams};
 use kubeset_client::{Api, Client, Patch};
-use kubeset_runtime::shard::{ShardConfig, ShardFilter, Sharder, shard_of, uid_hash};
-use kubeset_runtime::{Action, Controller, WatcherConfig};
+use kubeset_runtime::shard::{ShardFilter, shard_of, uid_hash};
 use kubeset_testserver::TestServer;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 const OBJECTS: usize = 200;
 const SHARDS: u32 = 64;
@@ -56,94 +54,18 @@ const RETRY: Duration = Duration::from_secs(1);
 /// A failure bound for convergence (never a performance assertion).
 const CONVERGE_LIMIT: Duration = Duration::from_secs(90);
 
-fn now_ns() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos()
-}
-
 // ---------------------------------------------------------------- replica
 
-/// Appends whole lines to the replica's log (one write each).
-#[derive(Clone)]
-struct Log(Arc<Mutex<std::fs::File>>);
+/// The example operator's replica (`examples/sharded/replica.rs`): this
+/// binary runs it when `KUBESET_SHARD_REPLICA` is set.
+#[path = "../examples/sharded/replica.rs"]
+mod replica;
+/// Its span logs, read back.
+#[path = "../examples/sharded/spans.rs"]
+mod spans;
 
-impl Log {
-    fn line(&self, s: &str) {
-        let mut f = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let _ = f.write_all(format!("{s}\n").as_bytes());
-    }
-}
-
-/// Writes the end line when the reconcile finishes or is cancelled.
-struct EndLine {
-    log: Log,
-    id: String,
-}
-
-impl Drop for EndLine {
-    fn drop(&mut self) {
-        self.log.line(&format!("end {} {}", self.id, now_ns()));
-    }
-}
-
-struct Ctx {
-    api: Api<ConfigMap>,
-    identity: String,
-    log: Log,
-    seq: std::sync::atomic::AtomicU64,
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("patching {name} failed")]
-struct ReconcileFailed {
-    name: String,
-    #[source]
-    source: kubeset_client::Error,
-}
-
-async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, ReconcileFailed> {
-    let name = cm.metadata.name.clone().unwrap_or_default();
-    let want = cm
-        .data
-        .as_ref()
-        .and_then(|d| d.get("want"))
-        .cloned()
-        .unwrap_or_default();
-    let done = cm
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get("done"))
-        .cloned();
-    if done.as_deref() == Some(want.as_str()) {
-        return Ok(Action::await_change());
-    }
-    let n = ctx.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let id = format!("{}#{n}", ctx.identity);
-    ctx.log.line(&format!(
-        "start {id} {} {name} {want} {}",
-        ctx.identity,
-        now_ns()
-    ));
-    let _end = EndLine {
-        log: ctx.log.clone(),
-        id,
-    };
-    // 20 ms of I/O, then the write.
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    let patch =
-        serde_json::json!({"metadata": {"annotations": {"done": want, "by": ctx.identity}}});
-    ctx.api
-        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(|source| ReconcileFailed { name, source })?;
-    Ok(Action::await_change())
-}
+use replica::now_ns;
+use spans::{Span, overlaps};
 
 async fn replica_client() -> Client {
     if let Ok(url) = std::env::var("KUBESET_SHARD_URL") {
@@ -154,55 +76,26 @@ async fn replica_client() -> Client {
 }
 
 async fn run_replica(identity: String) {
-    let ns = std::env::var("KUBESET_SHARD_NS").expect("KUBESET_SHARD_NS");
-    let log_path = std::env::var("KUBESET_SHARD_LOG").expect("KUBESET_SHARD_LOG");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .expect("the log opens");
-    let log = Log(Arc::new(Mutex::new(file)));
-    let client = replica_client().await;
-    let config = ShardConfig::new(&ns, GROUP, &identity)
-        .shards(SHARDS)
-        .durations(LEASE, RENEW, RETRY);
-    let sharder = Sharder::new(client.clone(), config).expect("valid config");
-    let api: Api<ConfigMap> = Api::namespaced(client, &ns);
-    let stop = CancellationToken::new();
-    // The server filters when it can (1.36+ with ShardedListAndWatch on).
-    let filter = ShardFilter::Auto;
-    let controller = Controller::new_sharded(
-        api.clone(),
-        WatcherConfig::default(),
-        sharder.gate(),
-        filter,
-    )
-    .concurrency(8)
-    .graceful_shutdown_on(stop.clone().cancelled_owned());
-    let store = controller.store();
-    let sharder = sharder.ready_after(async move { store.wait_until_ready().await.unwrap_or(()) });
-    let mut ready = sharder.ready();
-    let sharder = tokio::spawn(sharder.run(stop.clone().cancelled_owned()));
-    let term = stop.clone();
-    tokio::spawn(async move {
-        let mut sig = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("SIGTERM handler");
-        sig.recv().await;
-        term.cancel();
-    });
-    tokio::spawn(async move {
-        if ready.wait_for(|r| *r).await.is_ok() {
-            eprintln!("replica ready");
-        }
-    });
-    let ctx = Arc::new(Ctx {
-        api,
+    let settings = replica::Settings {
         identity,
-        log,
-        seq: std::sync::atomic::AtomicU64::new(0),
-    });
-    controller.run_until_shutdown(reconcile, ctx).await;
-    let _ = sharder.await;
+        namespace: std::env::var("KUBESET_SHARD_NS").expect("KUBESET_SHARD_NS"),
+        group: GROUP.to_owned(),
+        labels: None,
+        shards: SHARDS,
+        durations: (LEASE, RENEW, RETRY),
+        // The server filters when it can (1.36+ with ShardedListAndWatch on).
+        filter: ShardFilter::Auto,
+        concurrency: 8,
+        work: Duration::from_millis(20),
+        span_log: Some(
+            std::env::var("KUBESET_SHARD_LOG")
+                .expect("KUBESET_SHARD_LOG")
+                .into(),
+        ),
+    };
+    replica::run(replica_client().await, settings)
+        .await
+        .expect("the replica runs");
 }
 
 // ------------------------------------------------------------------- test
@@ -400,79 +293,8 @@ async fn all_held_by(leases: &Api<Lease>, live: &[&str], limit: Duration) -> Opt
     }
 }
 
-/// One reconcile: replica, key, start, end (ns since the epoch).
-#[derive(Debug)]
-struct Span {
-    replica: String,
-    key: String,
-    want: String,
-    start: u128,
-    end: u128,
-}
-
 fn read_spans(dir: &Path, killed: &HashMap<String, u128>) -> Vec<Span> {
-    let mut spans = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("log dir") {
-        let path = entry.expect("entry").path();
-        if path.extension().and_then(|e| e.to_str()) != Some("log") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).expect("log");
-        let mut open: HashMap<String, Span> = HashMap::new();
-        for line in text.lines() {
-            let f: Vec<&str> = line.split(' ').collect();
-            match f.as_slice() {
-                ["start", id, replica, key, want, t] => {
-                    let start = t.parse().expect("a time");
-                    open.insert(
-                        (*id).to_owned(),
-                        Span {
-                            replica: (*replica).to_owned(),
-                            key: (*key).to_owned(),
-                            want: (*want).to_owned(),
-                            start,
-                            end: u128::MAX,
-                        },
-                    );
-                }
-                ["end", id, t] => {
-                    let mut s = open.remove(*id).expect("an end after its start");
-                    s.end = t.parse().expect("a time");
-                    spans.push(s);
-                }
-                // A line cut by SIGKILL.
-                _ => {}
-            }
-        }
-        for (_, mut s) in open {
-            // Open at the kill: it ran until then.
-            s.end = *killed
-                .get(&s.replica)
-                .expect("only a stopped replica leaves a reconcile open");
-            spans.push(s);
-        }
-    }
-    spans
-}
-
-fn overlaps(spans: &[Span]) -> Vec<String> {
-    let mut by_key: BTreeMap<&str, Vec<&Span>> = BTreeMap::new();
-    for s in spans {
-        by_key.entry(&s.key).or_default().push(s);
-    }
-    let mut bad = Vec::new();
-    for (key, mut v) in by_key {
-        v.sort_by_key(|s| s.start);
-        for w in v.windows(2) {
-            if w[1].start < w[0].end {
-                bad.push(format!(
-                    "{key}: {} [{}, {}] and {} [{}, {}]",
-                    w[0].replica, w[0].start, w[0].end, w[1].replica, w[1].start, w[1].end
-                ));
-            }
-        }
-    }
-    bad
+    spans::read_spans(dir, killed).expect("the span logs read")
 }
 
 async fn create_objects(api: &Api<ConfigMap>) {
