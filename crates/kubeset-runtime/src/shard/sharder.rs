@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::DEFAULT_SHARDS;
 use super::gate::ShardGate;
-use super::hash::owner;
+use super::hash::assign;
 use crate::leader::{LeaderElector, LeaseConfig};
 
 /// Settings of a [`Sharder`].
@@ -420,6 +420,7 @@ impl Sharder {
         let me = self.config.identity.as_str();
         let renew_at = Instant::now() + self.renew_margin();
         let mut plans = Vec::new();
+        let owners = assign(live, self.config.shards);
         for s in 0..self.config.shards {
             let lease = by_shard.remove(&s);
             let mine_on_record = lease
@@ -428,7 +429,7 @@ impl Sharder {
                 .and_then(|sp| sp.holder_identity.as_deref())
                 == Some(me);
             let held = self.gate.is_held(s);
-            let want = owner(live, s) == Some(me);
+            let want = owners.get(s as usize).copied().flatten() == Some(me);
             let el = &self.shards[usize::try_from(s).unwrap_or(usize::MAX)];
             if want && !held {
                 // For the takeover time: since when it was wanted.
