@@ -11,8 +11,9 @@
 //! `<group>-member-<identity>`; all carry the label
 //! [`GROUP_LABEL`]`=<group>`. A [`Sharder`] lists its group's Leases
 //! every `retry_period`, computes the owner of every shard
-//! among the live members by rendezvous hashing (a join moves only the
-//! shards the newcomer wins, a leave only the leaver's), renews the
+//! among the live members by rendezvous hashing with bounded loads (no
+//! member owns more than `ceil(shards / members)`, so loads differ by at
+//! most one; a join or leave moves about the share that must move), renews the
 //! shards it owns, releases the ones it no longer owns and acquires the
 //! ones it owns that are free or expired. The Lease writes are those of
 //! [`LeaderElector`](crate::LeaderElector) (compare-and-swap on the
