@@ -93,8 +93,7 @@ fn clause(text: &str) -> (f32, Option<Target>) {
 }
 
 /// The media types a refusal names, as kube-apiserver's.
-const ACCEPTED: &str =
-    "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf";
+const ACCEPTED: &str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf";
 
 fn not_acceptable(message: String) -> ApiError {
     ApiError {
@@ -176,7 +175,9 @@ mod tests {
             Target::List("v1beta1")
         );
         // client-go's metadata client: protobuf first, then JSON.
-        let both = format!("application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,{pom}");
+        let both = format!(
+            "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,{pom}"
+        );
         assert_eq!(target(&both), Target::Object("v1"));
         assert_eq!(target(""), Target::Whole);
         assert_eq!(target("application/json"), Target::Whole);
@@ -214,9 +215,17 @@ mod tests {
 
         let e = transform(&list, Target::Object("v1")).unwrap_err();
         assert_eq!((e.code, e.reason), (406, "NotAcceptable"));
-        assert!(e.message.contains("is a list (ConfigMapList)"), "{}", e.message);
+        assert!(
+            e.message.contains("is a list (ConfigMapList)"),
+            "{}",
+            e.message
+        );
         let e = transform(&cm, Target::List("v1")).unwrap_err();
-        assert!(e.message.contains("is not a list (ConfigMap)"), "{}", e.message);
+        assert!(
+            e.message.contains("is not a list (ConfigMap)"),
+            "{}",
+            e.message
+        );
         let status = json!({"kind": "Status", "apiVersion": "v1", "code": 404});
         assert_eq!(transform(&status, Target::Object("v1")).unwrap(), None);
         assert_eq!(transform(&cm, Target::Whole).unwrap(), None);

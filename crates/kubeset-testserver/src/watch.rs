@@ -24,11 +24,11 @@ use serde_json::{Value, json};
 
 use crate::fanout::{Gone, QueueTx, Watches};
 use crate::faults::{FaultState, Mode};
+use crate::partial::{self, Target};
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 use crate::store::{self, EventType, Store};
-use crate::partial::{self, Target};
 use crate::table;
 
 /// What a watch request asked for.
@@ -68,7 +68,8 @@ impl Writer {
             // Events and bookmarks alike, as kube-apiserver transforms
             // every event's object; an ERROR's Status stays whole.
             Target::Object(version) if v["type"] != "ERROR" => {
-                shaped = json!({"type": v["type"], "object": partial::object(&v["object"], version)});
+                shaped =
+                    json!({"type": v["type"], "object": partial::object(&v["object"], version)});
                 &shaped
             }
             // kube-apiserver cannot make an event's object a list: it

@@ -17,7 +17,12 @@ use serde_json::json;
 /// An echo server's desired shape.
 #[derive(CustomResource, Serialize, Deserialize, Debug, PartialEq, Clone, JsonSchema)]
 #[schemars(crate = "schemars08")]
-#[kube(group = "example.com", version = "v1", kind = "Echo", plural = "echoes")]
+#[kube(
+    group = "example.com",
+    version = "v1",
+    kind = "Echo",
+    plural = "echoes"
+)]
 #[kube(derive = "PartialEq", namespaced)]
 pub struct EchoSpec {
     /// How many pods.
@@ -59,7 +64,10 @@ fn the_schemars08_schema_is_structural() {
     assert_eq!(spec["type"], "object", "{spec}");
     assert_eq!(spec["properties"]["replicas"]["type"], "integer");
     assert_eq!(spec["properties"]["replicas"]["format"], "int32");
-    assert_eq!(spec["properties"]["replicas"]["description"], "How many pods.");
+    assert_eq!(
+        spec["properties"]["replicas"]["description"],
+        "How many pods."
+    );
     assert_eq!(spec["properties"]["image"]["type"], "string");
     assert_eq!(spec["properties"]["image"]["nullable"], true);
     assert_eq!(spec["properties"]["port"]["type"], "object", "{spec}");
@@ -102,10 +110,8 @@ async fn the_crd_is_accepted_and_enforced_by_the_embedded_server() {
     // string for the port's number and no replicas.
     let res = ApiResource::of::<Echo>();
     let raw: Api<DynamicObject> = Api::dynamic(client, &res, Some("default"));
-    let bad = DynamicObject::new("b", &res).with(
-        "spec",
-        json!({"mode": "Loud", "port": {"number": "x"}}),
-    );
+    let bad = DynamicObject::new("b", &res)
+        .with("spec", json!({"mode": "Loud", "port": {"number": "x"}}));
     let err = raw.create(&PostParams::default(), &bad).await.unwrap_err();
     let api = err.api_error().expect("the server's Status");
     assert_eq!(api.code, 422, "{err}");

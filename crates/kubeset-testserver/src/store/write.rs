@@ -383,7 +383,11 @@ impl Store {
             .as_ref()
             .and_then(|s| s.pointer("/metadata/resourceVersion"))
             .cloned();
-        let deleted = st.commit(res, EventType::Deleted, stored.unwrap_or_else(|| new.clone()));
+        let deleted = st.commit(
+            res,
+            EventType::Deleted,
+            stored.unwrap_or_else(|| new.clone()),
+        );
         self.after_delete(st, res, &deleted);
         if let Some(m) = meta_mut(&mut new) {
             m.remove("finalizers");

@@ -35,7 +35,9 @@ pub async fn last_finalizer_removed(client: Client, ns: &str) {
         data: Some(BTreeMap::from([("k".to_owned(), "v".to_owned())])),
         ..ConfigMap::default()
     };
-    cms.create(&PostParams::default(), &cm).await.expect("create");
+    cms.create(&PostParams::default(), &cm)
+        .await
+        .expect("create");
     cms.delete("held", &DeleteParams::default())
         .await
         .expect("delete (held by the finalizer)");
@@ -43,7 +45,9 @@ pub async fn last_finalizer_removed(client: Client, ns: &str) {
     assert!(marked.metadata.deletion_timestamp.is_some());
     let stored_rv = marked.metadata.resource_version.clone().expect("an rv");
 
-    let wp = WatchParams::default().fields("metadata.name=held").timeout(30);
+    let wp = WatchParams::default()
+        .fields("metadata.name=held")
+        .timeout(30);
     let mut events = cms.watch(&wp, &stored_rv).await.expect("watch").boxed();
     let patch = serde_json::json!({"metadata": {"finalizers": null}});
     let answer = cms
@@ -52,7 +56,10 @@ pub async fn last_finalizer_removed(client: Client, ns: &str) {
         .expect("the finalizer removed");
     assert_eq!(answer.metadata.finalizers, None);
     assert!(answer.metadata.deletion_timestamp.is_some());
-    assert_eq!(answer.metadata.resource_version.as_deref(), Some(stored_rv.as_str()));
+    assert_eq!(
+        answer.metadata.resource_version.as_deref(),
+        Some(stored_rv.as_str())
+    );
 
     let event = tokio::time::timeout(DEADLINE, events.next())
         .await

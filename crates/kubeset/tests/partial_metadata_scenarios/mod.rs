@@ -34,7 +34,10 @@ async fn raw(client: &Client, ns: &str, name: Option<&str>, accept: &str) -> (u1
         req = req.param("limit", "10");
     }
     let resp = req
-        .header(ACCEPT, HeaderValue::from_str(accept).expect("an Accept value"))
+        .header(
+            ACCEPT,
+            HeaderValue::from_str(accept).expect("an Accept value"),
+        )
         .send_raw()
         .await
         .expect("the request is answered");
@@ -95,7 +98,10 @@ pub async fn get_and_list(client: Client, ns: &str) {
 
     let beta = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1";
     let (code, obj) = raw(&client, ns, Some("a"), beta).await;
-    assert_eq!((code, &obj["apiVersion"]), (200, &json!("meta.k8s.io/v1beta1")));
+    assert_eq!(
+        (code, &obj["apiVersion"]),
+        (200, &json!("meta.k8s.io/v1beta1"))
+    );
 
     // kube-rs's typed calls read the same answers.
     let cms: Api<ConfigMap> = Api::namespaced(client, ns);
@@ -125,21 +131,57 @@ pub async fn refusals(client: Client, ns: &str) {
     };
     // The wrong one of the two for the answer.
     let m = not_acceptable(raw(&client, ns, None, OBJECT).await);
-    assert!(m.starts_with("you requested PartialObjectMetadata, but the requested object is a list"), "{m}");
+    assert!(
+        m.starts_with("you requested PartialObjectMetadata, but the requested object is a list"),
+        "{m}"
+    );
     let m = not_acceptable(raw(&client, ns, Some("a"), LIST).await);
-    assert!(m.starts_with("you requested PartialObjectMetadataList, but the requested object is not a list"), "{m}");
+    assert!(
+        m.starts_with(
+            "you requested PartialObjectMetadataList, but the requested object is not a list"
+        ),
+        "{m}"
+    );
     // An `as=` not served, alone; in another group.
-    let m = not_acceptable(raw(&client, ns, Some("a"), "application/json;as=Foo;g=meta.k8s.io;v=v1").await);
-    assert!(m.starts_with("only the following media types are accepted: "), "{m}");
-    not_acceptable(raw(&client, ns, Some("a"), "application/json;as=PartialObjectMetadata;g=apps;v=v1").await);
+    let m = not_acceptable(
+        raw(
+            &client,
+            ns,
+            Some("a"),
+            "application/json;as=Foo;g=meta.k8s.io;v=v1",
+        )
+        .await,
+    );
+    assert!(
+        m.starts_with("only the following media types are accepted: "),
+        "{m}"
+    );
+    not_acceptable(
+        raw(
+            &client,
+            ns,
+            Some("a"),
+            "application/json;as=PartialObjectMetadata;g=apps;v=v1",
+        )
+        .await,
+    );
 
     // Not served, with a plain JSON fallback: the whole object.
-    let (code, obj) = raw(&client, ns, Some("a"), "application/json;as=Foo;g=meta.k8s.io;v=v1, application/json").await;
+    let (code, obj) = raw(
+        &client,
+        ns,
+        Some("a"),
+        "application/json;as=Foo;g=meta.k8s.io;v=v1, application/json",
+    )
+    .await;
     assert_eq!((code, &obj["kind"]), (200, &json!("ConfigMap")));
     assert_eq!(obj["data"]["key"], "value");
     // An error stays the server's Status.
     let (code, st) = raw(&client, ns, Some("missing"), OBJECT).await;
-    assert_eq!((code, &st["kind"], &st["reason"]), (404, &json!("Status"), &json!("NotFound")));
+    assert_eq!(
+        (code, &st["kind"], &st["reason"]),
+        (404, &json!("Status"), &json!("NotFound"))
+    );
 }
 
 /// A watch asked for metadata: its events carry `PartialObjectMetadata`.
