@@ -6,13 +6,15 @@
 //! legacy walk (`/api`, `/api/v1`, `/apis`, then one request per
 //! group-version).
 
+use std::collections::BTreeMap;
+
 use kubeset_api::apimachinery::pkg::apis::meta::v1::{APIGroupList, APIResourceList, APIVersions};
 use kubeset_rest::Error;
 use serde::Deserialize;
 
 use crate::Client;
-use crate::admission::GroupVersionKind;
-use crate::dynamic::ApiResource;
+use crate::admission::{GroupVersionKind, TypeMeta};
+use crate::dynamic::{ApiResource, DynamicObject};
 
 mod apigroup;
 
@@ -36,6 +38,10 @@ pub struct DiscoveredResource {
     pub verbs: Vec<String>,
     /// Subresources (`status`, `scale`, …).
     pub subresources: Vec<String>,
+    /// The kind each subresource answers with, by subresource name
+    /// (`scale` → `Scale`, `status` → the parent's kind), where discovery
+    /// says it.
+    pub subresource_kinds: BTreeMap<String, String>,
     /// Whether this group-version is the group's preferred one.
     pub preferred: bool,
     /// Categories (`all` is what `kubectl get all` lists).
@@ -89,6 +95,14 @@ impl PendingDiscovery {
             self.allow.as_ref().is_none_or(|a| a.contains(group)) && !self.deny.contains(group)
         });
         Ok(Discovery::from_resources(resources))
+    }
+
+    /// kube-rs's `Discovery::run_aggregated`: the same as
+    /// [`run`](Self::run), which already asks for aggregated discovery
+    /// (`apidiscovery.k8s.io/v2`) first and walks the legacy documents
+    /// only when the server does not answer with it.
+    pub async fn run_aggregated(self) -> Result<Discovery, Error> {
+        self.run().await
     }
 }
 
@@ -196,6 +210,46 @@ impl Discovery {
             .map(apigroup::pair)
     }
 
+    /// The resource serving a `TypeMeta`'s `apiVersion` and `kind`, with
+    /// its capabilities (kube-rs's `Discovery::resolve_typemeta`); `None`
+    /// when either is empty, the `apiVersion` is not `version` or
+    /// `group/version`, or the kind was not discovered.
+    ///
+    /// ```no_run
+    /// # async fn f(client: kubeset_client::Client) -> Result<(), kubeset_client::Error> {
+    /// use kubeset_client::admission::TypeMeta;
+    /// use kubeset_client::discovery::Discovery;
+    /// let discovery = Discovery::new(client).run().await?;
+    /// let tm = TypeMeta { api_version: "apps/v1".into(), kind: "Deployment".into() };
+    /// let (deployments, _caps) = discovery.resolve_typemeta(&tm).expect("served");
+    /// assert_eq!(deployments.plural, "deployments");
+    /// # Ok(()) }
+    /// ```
+    pub fn resolve_typemeta(&self, tm: &TypeMeta) -> Option<(ApiResource, ApiCapabilities)> {
+        self.resolve_type(&tm.api_version, &tm.kind)
+    }
+
+    /// The resource serving a dynamic object's `apiVersion` and `kind`
+    /// (kube-rs's `Discovery::resolve_object`), to build an `Api` for an
+    /// object met at run time; `None` as for
+    /// [`resolve_typemeta`](Self::resolve_typemeta) (a list item without
+    /// its type fields included).
+    pub fn resolve_object(&self, obj: &DynamicObject) -> Option<(ApiResource, ApiCapabilities)> {
+        self.resolve_type(&obj.api_version, &obj.kind)
+    }
+
+    fn resolve_type(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Option<(ApiResource, ApiCapabilities)> {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        if kind.is_empty() || version.is_empty() || version.contains('/') {
+            return None;
+        }
+        self.resolve_gvk(&GroupVersionKind::gvk(group, version, kind))
+    }
+
     /// Every discovered resource (subresources are folded into their parent).
     pub fn resources(&self) -> &[DiscoveredResource] {
         &self.resources
@@ -258,20 +312,26 @@ fn push_legacy(
     preferred: bool,
     list: APIResourceList,
 ) {
-    let mut subresources: Vec<(String, String)> = Vec::new();
+    // (parent, subresource, kind)
+    let mut subresources: Vec<(String, String, String)> = Vec::new();
     for r in &list.resources {
         if let Some((parent, sub)) = r.name.split_once('/') {
-            subresources.push((parent.to_owned(), sub.to_owned()));
+            subresources.push((parent.to_owned(), sub.to_owned(), r.kind.clone()));
         }
     }
     for r in list.resources {
         if r.name.contains('/') {
             continue;
         }
-        let subs = subresources
+        let own: Vec<_> = subresources
             .iter()
-            .filter(|(p, _)| *p == r.name)
-            .map(|(_, s)| s.clone())
+            .filter(|(p, _, _)| *p == r.name)
+            .collect();
+        let subs = own.iter().map(|(_, s, _)| s.clone()).collect();
+        let subresource_kinds = own
+            .iter()
+            .filter(|(_, _, k)| !k.is_empty())
+            .map(|(_, s, k)| (s.clone(), k.clone()))
             .collect();
         out.push(DiscoveredResource {
             singular: if r.singular_name.is_empty() {
@@ -289,6 +349,7 @@ fn push_legacy(
             short_names: r.short_names.unwrap_or_default(),
             verbs: r.verbs,
             subresources: subs,
+            subresource_kinds,
             preferred,
             categories: r.categories.unwrap_or_default(),
         });
@@ -333,6 +394,14 @@ async fn aggregated(
                     },
                     short_names: r.short_names,
                     verbs: r.verbs,
+                    subresource_kinds: r
+                        .subresources
+                        .iter()
+                        .filter_map(|s| {
+                            let kind = &s.response_kind.as_ref()?.kind;
+                            (!kind.is_empty()).then(|| (s.subresource.clone(), kind.clone()))
+                        })
+                        .collect(),
                     subresources: r.subresources.into_iter().map(|s| s.subresource).collect(),
                     // Versions are listed in preference order.
                     preferred: i == 0,
@@ -401,6 +470,9 @@ struct ResponseKind {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct SubresourceDiscovery {
     subresource: String,
+    #[serde(default)]
+    response_kind: Option<ResponseKind>,
 }

@@ -634,7 +634,7 @@ fn schema_impl(c: &Ctx<'_>, a: &Attrs) -> TokenStream {
                     // kubeset's `JsonSchema` or, with the facade's
                     // `derive`, schemars' (see `schema::bridge`).
                     #[allow(unused_imports)]
-                    use #sch::bridge::{ViaKubeset as _, ViaSchemars as _};
+                    use #sch::bridge::{ViaKubeset as _, ViaSchemars as _, ViaSchemars08 as _};
                     let mut s = #sch::ObjectSchema::new()
                         .property("apiVersion", #sch::typed("string"), false)
                         .property("kind", #sch::typed("string"), false)

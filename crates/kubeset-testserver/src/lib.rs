@@ -91,6 +91,7 @@ mod names;
 mod openapi;
 mod options;
 mod owners;
+mod partial;
 mod patch;
 mod printers;
 mod protobuf;

@@ -165,7 +165,13 @@ pub(crate) fn watch(
     conn: Option<crate::conns::ConnHandle>,
 ) -> Result<Response<Body>, ApiError> {
     let table = call.wants_table();
-    let protobuf = !table && crate::protobuf::watch_in_protobuf(&call.res, call.accept);
+    let partial = crate::partial::target(call.accept);
+    if partial == crate::partial::Target::NotAcceptable {
+        return Err(crate::partial::refusal());
+    }
+    let protobuf = !table
+        && partial == crate::partial::Target::Whole
+        && crate::protobuf::watch_in_protobuf(&call.res, call.accept);
     let Call {
         shared,
         faults,
@@ -191,6 +197,7 @@ pub(crate) fn watch(
         bookmarks: query.flag("allowWatchBookmarks"),
         timeout: opts.timeout,
         table,
+        partial,
         protobuf,
         bookmark_interval: shared.bookmark_interval,
     };

@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 
 use crate::fanout::{Gone, QueueTx, Watches};
 use crate::faults::{FaultState, Mode};
+use crate::partial::{self, Target};
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
@@ -42,6 +43,8 @@ pub(crate) struct WatchRequest {
     pub(crate) bookmarks: bool,
     pub(crate) timeout: Option<Duration>,
     pub(crate) table: bool,
+    /// `as=PartialObjectMetadata`: events carry the metadata only.
+    pub(crate) partial: Target,
     /// Protobuf frames instead of JSON lines.
     pub(crate) protobuf: bool,
     pub(crate) bookmark_interval: Duration,
@@ -51,6 +54,8 @@ struct Writer {
     tx: QueueTx,
     /// The resource whose printer columns to send, for Table watches.
     table: Option<Arc<Resource>>,
+    /// What `as=` asked the events' objects to be.
+    partial: Target,
     protobuf: bool,
 }
 
@@ -58,6 +63,20 @@ impl Writer {
     /// One event's bytes: a JSON line or a protobuf frame (`None`: the
     /// object does not fit its model; the watch ends).
     fn encode(&self, v: &Value) -> Option<Vec<u8>> {
+        let shaped;
+        let v = match self.partial {
+            // Events and bookmarks alike, as kube-apiserver transforms
+            // every event's object; an ERROR's Status stays whole.
+            Target::Object(version) if v["type"] != "ERROR" => {
+                shaped =
+                    json!({"type": v["type"], "object": partial::object(&v["object"], version)});
+                &shaped
+            }
+            // kube-apiserver cannot make an event's object a list: it
+            // ends such a watch, with no event, at its first one.
+            Target::List(_) => return None,
+            _ => v,
+        };
         if self.protobuf {
             return crate::protobuf::watch_frame(v);
         }
@@ -165,6 +184,7 @@ pub(crate) async fn run(
     let w = Writer {
         tx,
         table: req.table.then(|| req.res.clone()),
+        partial: req.partial,
         protobuf: req.protobuf,
     };
     let mut rv_rx = store.subscribe();

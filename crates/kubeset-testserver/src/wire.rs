@@ -164,10 +164,14 @@ pub(crate) fn decode_object(bytes: &[u8], content_type: &str) -> Result<Value, A
 /// answering a resource request becomes a response (`accept`: the
 /// request's Accept header; this writes JSON, and
 /// [`crate::protobuf::encode_response`] re-encodes it when protobuf was
-/// negotiated).
+/// negotiated). An Accept asking `as=PartialObjectMetadata(List)` gets
+/// the metadata only, or 406 ([`crate::partial`]).
 pub(crate) fn respond(code: u16, v: &Value, accept: &str) -> Response<Body> {
-    let _ = accept;
-    json_response(code, v)
+    match crate::partial::transform(v, crate::partial::target(accept)) {
+        Ok(None) => json_response(code, v),
+        Ok(Some(partial)) => json_response(code, &partial),
+        Err(e) => json_response(e.code, &e.to_status()),
+    }
 }
 
 #[cfg(test)]

@@ -44,6 +44,8 @@ const LAYERS: &[&[&str]] = &[
     // What only needs a resource: errors as Status, selectable fields,
     // list types and map keys, events' two versions, discovery documents.
     &["status", "fields", "shape", "events", "discovery"],
+    // `as=PartialObjectMetadata` answers (refused as Status errors).
+    &["partial"],
     // The wire plumbing, selectors, structured merge, bounds, the rules
     // every kind's strategy names.
     &[

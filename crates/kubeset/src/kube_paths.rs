@@ -145,6 +145,30 @@ pub mod config {
         AuthInfo, AuthProvider, Cluster, Config, ConfigError, Context, ExecConfig,
         KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext, NamedExtension,
     };
+
+    /// kube-rs's `kube::config::KubeconfigError`, the error of
+    /// `Config::from_kubeconfig`, `Config::from_custom_kubeconfig` and
+    /// `Kubeconfig::read_from`: kubeset has one [`ConfigError`] for every
+    /// way of loading a configuration.
+    ///
+    /// ```
+    /// fn read(path: &str) -> Result<kubeset::config::Kubeconfig, kubeset::config::KubeconfigError> {
+    ///     kubeset::config::Kubeconfig::read_from(path)
+    /// }
+    /// assert!(read("/nonexistent/kubeconfig").is_err());
+    /// ```
+    pub type KubeconfigError = ConfigError;
+
+    /// kube-rs's `kube::config::InferConfigError`, the error of
+    /// `Config::infer`: kubeset's [`ConfigError`] (its message names the
+    /// in-cluster and kubeconfig attempts).
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), kubeset::config::InferConfigError> {
+    /// let config = kubeset::Config::infer().await?;
+    /// # let _ = config; Ok(()) }
+    /// ```
+    pub type InferConfigError = ConfigError;
 }
 
 /// kube-rs's `kube::client`: the [`Client`](crate::Client) and its

@@ -93,8 +93,8 @@
 //!
 //! | feature | here |
 //! |---|---|
-//! | `client`, `config`, `rustls-tls`, `ring`, `unstable-client` | always built in: [`Client`], [`Config`], rustls with ring |
-//! | `derive` | `#[derive(CustomResource)]` is always built in; `derive` lets its spec and status derive schemars 1's `JsonSchema`, as in kube-rs (the schema made structural: `Option` as `nullable`, unit enums as `enum`, subschemas inlined) |
+//! | `client`, `config`, `rustls-tls`, `ring`, `unstable-client` | always built in: [`Client`], [`Config`], rustls with ring; `client` also turns on the default group-versions (`api-default`), so a line with `default-features = false` still has the models k8s-openapi gave it |
+//! | `derive` | `#[derive(CustomResource)]` is always built in; `derive` lets its spec and status derive schemars' `JsonSchema`, 1 (kube-rs 2 on) or 0.8 (kube-rs 1 and older), as in kube-rs (the schema made structural: `Option` as `nullable`, unit enums as `enum`, subschemas inlined) |
 //! | `runtime`, `ws` | as kube-rs's: `kubeset::runtime` and `kubeset::ws` |
 //! | `unstable-runtime` | `runtime` (kubeset's runtime includes what kube-rs keeps unstable: predicates, `reconcile_on`, shared caches) |
 //! | `jsonpatch` | always: [`Patch::Json`] takes any serializable body, `json_patch::Patch` included |
@@ -108,7 +108,7 @@
 //! | `aws-lc-rs`, `openssl-tls`, `webpki-roots` | accepted, not yet implemented: TLS is rustls with ring and the kubeconfig's CA |
 //! | `admission` | always: [`core::admission`] (kube-rs's `kube::core::admission` types); the typed webhook server is `runtime::webhook` (feature `webhook`) |
 //! | `kubelet-debug`, `cel`, `hyper-util-tracing` | accepted, not yet implemented: no kubelet debug API, no CEL validation, no hyper tracing |
-//! | `earliest`, `latest`, `v1_33`, `v1_34`, `v1_35`, `v1_36` (k8s-openapi) | accepted, not yet implemented: the models are Kubernetes v1.35's whichever is named |
+//! | `earliest`, `latest`, `v1_33`, `v1_34`, `v1_35`, `v1_36` (k8s-openapi) | the default group-versions (`api-default`); the version selection is not yet implemented: the models are Kubernetes v1.35's whichever is named |
 //!
 //! # Porting from kube-rs and k8s-openapi
 //!

@@ -1,9 +1,12 @@
 //! The schema of a `#[derive(CustomResource)]` spec or status, whichever
 //! `JsonSchema` it derives: kubeset's, or (feature `schemars-bridge`, the
-//! facade's `derive`) schemars 1's, as every kube-rs project has it. The
-//! derive calls `schema_props` on a [`Probe`] through autoref specialization:
-//! `(&&Probe::<T>::NEW).schema_props()` finds [`ViaKubeset`] when `T`
-//! implements kubeset's trait and falls back to [`ViaSchemars`].
+//! facade's `derive`) schemars 1's, as every kube-rs project from kube-rs 2
+//! on has it, or (feature `schemars08-bridge`, also the facade's `derive`)
+//! schemars 0.8's, as kube-rs 1 and older projects have it. The derive
+//! calls `schema_props` on a [`Probe`] through autoref specialization:
+//! `(&&Probe::<T>::NEW).schema_props()` is answered by the one of
+//! [`ViaSchemars`] (on `&Probe`), [`ViaKubeset`] (on `&&Probe`) and
+//! [`ViaSchemars08`] (on `Probe`, reached by deref) whose bound `T` meets.
 //!
 //! schemars' schema is generated with its OpenAPI 3 settings (`nullable`
 //! for `Option`, subschemas inlined) and then made structural as
@@ -48,6 +51,51 @@ impl<T: schemars::JsonSchema + ?Sized> ViaSchemars for &Probe<T> {
     }
 }
 
+/// The schema by schemars 0.8's `JsonSchema` (feature `schemars08-bridge`).
+pub trait ViaSchemars08 {
+    /// The schema.
+    fn schema_props(&self) -> JSONSchemaProps;
+}
+
+#[cfg(feature = "schemars08-bridge")]
+impl<T: schemars08::JsonSchema + ?Sized> ViaSchemars08 for Probe<T> {
+    fn schema_props(&self) -> JSONSchemaProps {
+        from_schemars08::<T>()
+    }
+}
+
+/// `T`'s schemars 0.8 schema as a structural [`JSONSchemaProps`], with
+/// the OpenAPI 3 settings kube-rs 1 used (subschemas inlined, `nullable`
+/// for `Option`) and the same rewrite and fallback as [`from_schemars`].
+#[cfg(feature = "schemars08-bridge")]
+pub fn from_schemars08<T: schemars08::JsonSchema + ?Sized>() -> JSONSchemaProps {
+    let generator = schemars08::r#gen::SchemaSettings::openapi3()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator();
+    let root = generator.into_root_schema_for::<T>();
+    let mut value = serde_json::to_value(root).unwrap_or(serde_json::Value::Null);
+    structural(&mut value);
+    props_or_open(value)
+}
+
+/// The value as [`JSONSchemaProps`], or an open object whose description
+/// says why it did not read as one.
+#[cfg(any(feature = "schemars-bridge", feature = "schemars08-bridge"))]
+fn props_or_open(value: serde_json::Value) -> JSONSchemaProps {
+    match serde_json::from_value(value) {
+        Ok(props) => props,
+        Err(e) => JSONSchemaProps {
+            type_: Some("object".to_owned()),
+            x_kubernetes_preserve_unknown_fields: Some(true),
+            description: Some(format!("schemars' schema is not structural here: {e}")),
+            ..JSONSchemaProps::default()
+        },
+    }
+}
+
 /// `T`'s schemars schema as a structural [`JSONSchemaProps`]. A schema
 /// that does not read as one (a keyword the model lacks) keeps what it
 /// can: the object is then open (`x-kubernetes-preserve-unknown-fields`)
@@ -62,20 +110,12 @@ pub fn from_schemars<T: schemars::JsonSchema + ?Sized>() -> JSONSchemaProps {
         .into_generator();
     let mut value = generator.into_root_schema_for::<T>().to_value();
     structural(&mut value);
-    match serde_json::from_value(value) {
-        Ok(props) => props,
-        Err(e) => JSONSchemaProps {
-            type_: Some("object".to_owned()),
-            x_kubernetes_preserve_unknown_fields: Some(true),
-            description: Some(format!("schemars' schema is not structural here: {e}")),
-            ..JSONSchemaProps::default()
-        },
-    }
+    props_or_open(value)
 }
 
 /// Make a schemars schema node structural in place (see the module
 /// docs), and every schema under it.
-#[cfg(any(feature = "schemars-bridge", test))]
+#[cfg(any(feature = "schemars-bridge", feature = "schemars08-bridge", test))]
 fn structural(v: &mut serde_json::Value) {
     use serde_json::Value;
     let Value::Object(map) = v else {
@@ -108,7 +148,7 @@ fn structural(v: &mut serde_json::Value) {
 /// schemars' `Option<T>` where `T` is a named type: `anyOf: [T, {enum:
 /// [null]}]`, as `T` with `nullable: true` (its own description kept
 /// under the field's).
-#[cfg(any(feature = "schemars-bridge", test))]
+#[cfg(any(feature = "schemars-bridge", feature = "schemars08-bridge", test))]
 fn unwrap_option(map: &mut serde_json::Map<String, serde_json::Value>) {
     use serde_json::Value;
     let is_null = |b: &Value| {
@@ -137,7 +177,7 @@ fn unwrap_option(map: &mut serde_json::Map<String, serde_json::Value>) {
 }
 
 /// A `oneOf` of one-value enums (documented unit variants) as one `enum`.
-#[cfg(any(feature = "schemars-bridge", test))]
+#[cfg(any(feature = "schemars-bridge", feature = "schemars08-bridge", test))]
 fn merge_one_value_enums(map: &mut serde_json::Map<String, serde_json::Value>) {
     use serde_json::Value;
     let values = map
@@ -166,7 +206,7 @@ fn merge_one_value_enums(map: &mut serde_json::Map<String, serde_json::Value>) {
 /// A nullable `enum` as kubeset's [`nullable`](super::nullable) writes it:
 /// the values in `anyOf: [{enum}, {enum: [null]}]`, since kube-apiserver
 /// checks a node's own `enum` even for `null`.
-#[cfg(any(feature = "schemars-bridge", test))]
+#[cfg(any(feature = "schemars-bridge", feature = "schemars08-bridge", test))]
 fn nullable_enum(map: &mut serde_json::Map<String, serde_json::Value>) {
     use serde_json::{Value, json};
     let only_null = map

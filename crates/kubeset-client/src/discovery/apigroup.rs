@@ -29,8 +29,9 @@ pub struct ApiCapabilities {
     /// The scope.
     pub scope: Scope,
     /// The subresources, each named by its own name as `plural` (`status`,
-    /// `scale`), in the parent's group and version. Their kind is not
-    /// recorded by discovery here: it is empty.
+    /// `scale`), in the parent's group and version, with the kind it
+    /// answers with (`Scale`; `status`: the parent's kind; empty where
+    /// the server did not say).
     pub subresources: Vec<(ApiResource, ApiCapabilities)>,
     /// The verbs (`get`, `list`, `watch`, `patch`, …).
     pub operations: Vec<String>,
@@ -150,7 +151,7 @@ pub(super) fn pair(r: &DiscoveredResource) -> (ApiResource, ApiCapabilities) {
             let resource = ApiResource {
                 group: r.resource.group.clone(),
                 version: r.resource.version.clone(),
-                kind: String::new(),
+                kind: r.subresource_kinds.get(sub).cloned().unwrap_or_default(),
                 plural: sub.clone(),
                 namespaced: r.resource.namespaced,
             };

@@ -358,8 +358,12 @@ impl Store {
     }
 
     /// Stores an update to `new`; an object that is being
-    /// deleted and holds no finalizers any more is removed (its emptied
-    /// `finalizers` gone, as the real server answers it).
+    /// deleted and holds no finalizers any more is removed instead, as
+    /// kube-apiserver removes it (`errEmptiedFinalizers`): the update is
+    /// not stored, so watchers see one DELETED event carrying the stored
+    /// state (its finalizers still there) and no MODIFIED; the update is
+    /// answered with the object as written, its emptied `finalizers` gone,
+    /// at the stored resourceVersion.
     fn commit_update(&self, st: &mut State, res: &Resource, mut new: Value) -> Value {
         let finalizers_empty = new
             .pointer("/metadata/finalizers")
@@ -373,13 +377,25 @@ impl Store {
         if !(deleting && finalizers_empty) || strategy.held_by_spec(&new) {
             return st.commit(res, EventType::Modified, new);
         }
+        let (ns, name) = (meta_str(&new, "namespace"), meta_str(&new, "name"));
+        let stored = st.live(res, ns, name).cloned();
+        let stored_rv = stored
+            .as_ref()
+            .and_then(|s| s.pointer("/metadata/resourceVersion"))
+            .cloned();
+        let deleted = st.commit(
+            res,
+            EventType::Deleted,
+            stored.unwrap_or_else(|| new.clone()),
+        );
+        self.after_delete(st, res, &deleted);
         if let Some(m) = meta_mut(&mut new) {
             m.remove("finalizers");
+            if let Some(rv) = stored_rv {
+                m.insert("resourceVersion".to_owned(), rv);
+            }
         }
-        let out = st.commit(res, EventType::Modified, new);
-        let out2 = st.commit(res, EventType::Deleted, out.clone());
-        self.after_delete(st, res, &out2);
-        out2
+        new
     }
 }
 

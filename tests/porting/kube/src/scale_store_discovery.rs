@@ -2,13 +2,14 @@
 //! (issue #32): `meta_mut()` with only `Resource` imported (controller-rs's
 //! fixtures), `Store::wait_until_ready().await?`, `Discovery`'s groups
 //! (`groups`, `get`, `resolve_gvk`, `ApiGroup`'s versions and recommended
-//! resources), and `get_scale`/`patch_scale`/`replace_scale` on a custom
+//! resources, a subresource's kind, `run_aggregated`, `resolve_typemeta`,
+//! `resolve_object`), and `get_scale`/`patch_scale`/`replace_scale` on a custom
 //! kind with a `scale` subresource.
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, GroupVersionKind, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams, TypeMeta};
 use kube::discovery::Scope;
 use kube::runtime::wait::{await_condition, conditions};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
@@ -70,6 +71,15 @@ async fn discovery_by_group() -> Result<(), BoxError> {
     assert_eq!(deployments.plural, "deployments");
     assert_eq!(caps.scope, Scope::Namespaced);
     assert!(caps.supports_operation("watch"));
+    // A subresource's `ApiResource` carries the kind it answers with.
+    let sub_kind = |name: &str| {
+        caps.subresources
+            .iter()
+            .find(|(sub, _)| sub.plural.ends_with(name))
+            .map(|(sub, _)| sub.kind.clone())
+    };
+    assert_eq!(sub_kind("scale").as_deref(), Some("Scale"));
+    assert_eq!(sub_kind("status").as_deref(), Some("Deployment"));
     assert!(
         apps.recommended_resources()
             .iter()
@@ -81,6 +91,49 @@ async fn discovery_by_group() -> Result<(), BoxError> {
     assert_eq!(namespaces.plural, "namespaces");
     assert_eq!(caps.scope, Scope::Cluster);
     assert!(discovery.get("no.such.group").is_none());
+    Ok(())
+}
+
+#[tokio::test]
+async fn discovery_resolves_types_and_objects() -> Result<(), BoxError> {
+    let (_server, client) = server().await?;
+    let discovery = Discovery::new(client).run_aggregated().await?;
+
+    let tm = TypeMeta {
+        api_version: "apps/v1".to_owned(),
+        kind: "Deployment".to_owned(),
+    };
+    let (deployments, caps) = discovery
+        .resolve_typemeta(&tm)
+        .ok_or("apps/v1 Deployment")?;
+    assert_eq!(deployments.plural, "deployments");
+    assert_eq!(caps.scope, Scope::Namespaced);
+    let core = TypeMeta {
+        api_version: "v1".to_owned(),
+        kind: "Namespace".to_owned(),
+    };
+    let (namespaces, _) = discovery.resolve_typemeta(&core).ok_or("v1 Namespace")?;
+    assert_eq!(namespaces.plural, "namespaces");
+    let unknown = TypeMeta {
+        api_version: "apps/v1".to_owned(),
+        kind: "NoSuchKind".to_owned(),
+    };
+    assert!(discovery.resolve_typemeta(&unknown).is_none());
+
+    // An object met at run time (an admission request, a watch of
+    // something else): its own type fields name its resource.
+    let obj: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "x", "namespace": "default"},
+    }))?;
+    let (cms, caps) = discovery.resolve_object(&obj).ok_or("v1 ConfigMap")?;
+    assert_eq!(
+        (cms.plural.as_str(), caps.scope),
+        ("configmaps", Scope::Namespaced)
+    );
+    let untyped: DynamicObject = serde_json::from_value(json!({"metadata": {"name": "x"}}))?;
+    assert!(discovery.resolve_object(&untyped).is_none());
     Ok(())
 }
 
