@@ -32,6 +32,7 @@ use report::{failed_section, field, fmt_opt, ratio, report, text};
 
 mod admission;
 mod build;
+mod cli_size;
 mod measure;
 mod report;
 mod scale;
@@ -279,11 +280,13 @@ enum Row {
     Memory,
     Build,
     Admission,
+    /// The dist binary's size and where it goes (a dist build: slow).
+    CliSize,
     /// Only when named, and alone (see [`scale`]).
     Scale,
 }
 
-const ROWS: [(Row, &str); 8] = [
+const ROWS: [(Row, &str); 9] = [
     (Row::Codec, "codec"),
     (Row::Watch, "watch"),
     (Row::Roundtrip, "roundtrip"),
@@ -291,6 +294,7 @@ const ROWS: [(Row, &str); 8] = [
     (Row::Memory, "memory"),
     (Row::Build, "build"),
     (Row::Admission, "admission"),
+    (Row::CliSize, "cli-size"),
     (Row::Scale, "scale"),
 ];
 
@@ -314,7 +318,7 @@ impl Rows {
             return Ok(Self(None));
         };
         let list = args.get(i + 1).ok_or(
-            "--only needs a list: codec,watch,roundtrip,failover,memory,build,admission (or scale alone)",
+            "--only needs a list: codec,watch,roundtrip,failover,memory,build,admission,cli-size (or scale alone)",
         )?;
         let mut rows = Vec::new();
         for name in list.split(',').filter(|n| !n.is_empty()) {
@@ -486,6 +490,9 @@ fn measure_rows(
     }
     if rows.has(Row::Admission) {
         rec.row(Row::Admission, || admission::run(root, quick));
+    }
+    if rows.has(Row::CliSize) {
+        rec.row(Row::CliSize, || cli_size::run(root, target));
     }
     Ok(rec)
 }
