@@ -92,8 +92,8 @@ fn build(root: &Path, target: &Path) -> Result<PathBuf, Error> {
 }
 
 /// `size -A`'s sections as `[name, bytes]`, biggest first.
-fn sections(size_a: &str) -> Vec<(String, u64)> {
-    let mut out: Vec<(String, u64)> = size_a
+fn sections(size_a: &str) -> Sizes {
+    let mut out: Sizes = size_a
         .lines()
         .filter_map(|l| {
             let mut parts = l.split_whitespace();
@@ -102,13 +102,16 @@ fn sections(size_a: &str) -> Vec<(String, u64)> {
             Some((name.to_owned(), bytes))
         })
         .collect();
-    out.sort_by(|a, b| b.1.cmp(&a.1));
+    out.sort_by_key(|s| std::cmp::Reverse(s.1));
     out
 }
 
+/// Bytes by name, biggest first.
+type Sizes = Vec<(String, u64)>;
+
 /// The sized code symbols of `nm -S -C` summed by crate and by kind, each
 /// biggest first.
-fn text_by_crate_and_kind(nm: &str) -> (Vec<(String, u64)>, Vec<(String, u64)>) {
+fn text_by_crate_and_kind(nm: &str) -> (Sizes, Sizes) {
     let (mut crates, mut kinds) = (BTreeMap::new(), BTreeMap::new());
     for line in nm.lines() {
         let mut parts = line.splitn(4, ' ');
@@ -127,8 +130,8 @@ fn text_by_crate_and_kind(nm: &str) -> (Vec<(String, u64)>, Vec<(String, u64)>) 
         *kinds.entry(kind_of(name)).or_insert(0) += size;
     }
     let sorted = |m: BTreeMap<String, u64>| {
-        let mut v: Vec<(String, u64)> = m.into_iter().collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1));
+        let mut v: Sizes = m.into_iter().collect();
+        v.sort_by_key(|s| std::cmp::Reverse(s.1));
         v
     };
     let kinds = kinds.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
