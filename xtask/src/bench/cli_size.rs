@@ -217,13 +217,17 @@ pub(super) fn table(out: &mut String, all: &[Value]) {
          **{} MB** shipped (stripped; target < 20 MB), {} MB with symbols. \
          In the crate table `kubeset` is the CLI's own code (its binary crate \
          is named `kubeset`; the facade library is re-exports).\n\n\
-         | section | MB |\n|---|---:|",
+         | section (what strip keeps) | MB |\n|---|---:|",
         mb(stripped),
         mb(field(r, "unstripped_bytes").unwrap_or(0.0)),
     );
     for (name, bytes) in sections
         .iter()
-        .filter(|(n, _)| !n.starts_with(".symtab") && !n.starts_with(".strtab"))
+        .filter(|(n, _)| {
+            ![".symtab", ".strtab", ".debug"]
+                .iter()
+                .any(|p| n.starts_with(p))
+        })
         .take(8)
     {
         let _ = writeln!(out, "| `{name}` | {} |", mb(*bytes));
