@@ -32,6 +32,7 @@ use report::{failed_section, field, fmt_opt, ratio, report, text};
 
 mod admission;
 mod build;
+mod cli_size;
 mod measure;
 mod report;
 mod scale;
@@ -280,13 +281,15 @@ enum Row {
     Memory,
     Build,
     Admission,
+    /// The dist binary's size and where it goes (a dist build: slow).
+    CliSize,
     /// Only when named, and alone (see [`scale`]).
     Scale,
     /// Only when named, and alone (see [`shard`]).
     Shard,
 }
 
-const ROWS: [(Row, &str); 9] = [
+const ROWS: [(Row, &str); 10] = [
     (Row::Codec, "codec"),
     (Row::Watch, "watch"),
     (Row::Roundtrip, "roundtrip"),
@@ -294,6 +297,7 @@ const ROWS: [(Row, &str); 9] = [
     (Row::Memory, "memory"),
     (Row::Build, "build"),
     (Row::Admission, "admission"),
+    (Row::CliSize, "cli-size"),
     (Row::Scale, "scale"),
     (Row::Shard, "shard"),
 ];
@@ -318,7 +322,7 @@ impl Rows {
             return Ok(Self(None));
         };
         let list = args.get(i + 1).ok_or(
-            "--only needs a list: codec,watch,roundtrip,failover,memory,build,admission (or scale or shard alone)",
+            "--only needs a list: codec,watch,roundtrip,failover,memory,build,admission,cli-size (or scale or shard alone)",
         )?;
         let mut rows = Vec::new();
         for name in list.split(',').filter(|n| !n.is_empty()) {
@@ -496,6 +500,9 @@ fn measure_rows(
     }
     if rows.has(Row::Admission) {
         rec.row(Row::Admission, || admission::run(root, quick));
+    }
+    if rows.has(Row::CliSize) {
+        rec.row(Row::CliSize, || cli_size::run(root, target));
     }
     Ok(rec)
 }

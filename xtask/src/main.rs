@@ -63,7 +63,7 @@ fn usage() -> ExitCode {
          cargo xtask pin-specs <version> [--specs DIR]\n       \
          cargo xtask fetch-specs <version> [--dest DIR]\n       \
          cargo xtask go-values\n       \
-         cargo xtask bench [--quick] [--only codec,watch,roundtrip,failover,memory,build]\n       \
+         cargo xtask bench [--quick] [--only codec,watch,roundtrip,failover,memory,build,admission,cli-size]\n       \
          cargo xtask public-api [--bless]\n       \
          cargo xtask fuzz [--smoke] [--seconds N] [TARGET...]"
     );

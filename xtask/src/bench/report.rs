@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::admission;
 use super::build::build_table;
 use super::measure::{MIMALLOC, ROUND_TRIP_CLIENTS};
 use super::{Machine, Plan, Row, go_module_version, locked};
+use super::{admission, cli_size};
 use crate::workspace_root;
 
 /// The rows that failed, with their errors, appended to the report so a
@@ -402,7 +402,7 @@ pub(super) fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> St
     versions_section(&mut out);
     method_section(&mut out, plan);
     results(&mut out, plan, all);
-    out.push_str("## Reproduce\n\n```sh\ncargo xtask bench          # full run (about 20 minutes on 2 loaded cores)\ncargo xtask bench --quick  # smoke run\ncargo xtask bench --only roundtrip,failover   # some rows (codec, watch, roundtrip, failover, memory, build, admission);\n                           # written to <target>/bench-data/benchmarks-<rows>.md, never to docs/\ncargo xtask bench --only scale   # the scale row alone (1k/10k/100k pods; long, run alone): its own\n                           # section of docs/benchmarks.md and docs/benchmarks-scale.svg\ncargo xtask bench --only shard   # the sharding row alone (1/2/4 replica processes, takeover; about 5 minutes):\n                           # its own section of docs/benchmarks.md\n```\n\nNeeds python3 (input generator), Go (client-go peer; modules from the proxy or the module cache) and `../shared/bench/gen_podlist.py` (or `KUBESET_BENCH_GEN=path`).\n\n## Notes\n\n");
+    out.push_str("## Reproduce\n\n```sh\ncargo xtask bench          # full run (about 40 minutes on 2 loaded cores, a dist build of the CLI included)\ncargo xtask bench --quick  # smoke run\ncargo xtask bench --only roundtrip,failover   # some rows (codec, watch, roundtrip, failover, memory, build, admission, cli-size);\n                           # written to <target>/bench-data/benchmarks-<rows>.md, never to docs/\ncargo xtask bench --only scale   # the scale row alone (1k/10k/100k pods; long, run alone): its own\n                           # section of docs/benchmarks.md and docs/benchmarks-scale.svg\ncargo xtask bench --only shard   # the sharding row alone (1/2/4 replica processes, takeover; about 5 minutes):\n                           # its own section of docs/benchmarks.md\n```\n\nNeeds python3 (input generator), Go (client-go peer; modules from the proxy or the module cache) and `../shared/bench/gen_podlist.py` (or `KUBESET_BENCH_GEN=path`).\n\n## Notes\n\n");
     out.push_str(notes);
     out.push('\n');
     out
@@ -537,4 +537,5 @@ pub(super) fn results(out: &mut String, plan: &Plan, all: &[Value]) {
     memory_table(out, plan, all);
     build_table(out, all);
     admission::table(out, all);
+    cli_size::table(out, all);
 }
