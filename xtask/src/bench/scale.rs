@@ -237,6 +237,8 @@ pub(super) fn keep_section(report: String, section: &str) -> String {
         return report;
     }
     let at = report.find("## Reproduce").unwrap_or(report.len());
+    // One blank line after the section, however it ends.
+    let section = section.trim_end();
     format!("{}{section}\n\n{}", &report[..at], &report[at..])
 }
 
@@ -577,5 +579,9 @@ mod tests {
         let two = keep_section(strip(&one), &format!("{BEGIN}\ntwo\n{END}"));
         assert!(!two.contains("one") && two.contains("two"), "{two}");
         assert_eq!(keep_section(report.clone(), ""), report);
+        // A section ending in a newline (as `section` writes it) is
+        // followed by one blank line, not two.
+        let three = keep_section(strip(&two), &format!("{BEGIN}\nthree\n{END}\n"));
+        assert!(three.contains(&format!("{END}\n\n## Reproduce")), "{three}");
     }
 }
