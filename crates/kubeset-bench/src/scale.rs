@@ -352,11 +352,16 @@ pub async fn serve_scale(path: &Path) -> Result<(), Error> {
 }
 
 /// What [`follow`] saw: seconds to the initial list and from it to the
-/// last update.
+/// last update, and the RSS at both.
 struct Followed {
     sync_s: f64,
     synced_rss_kib: Option<u64>,
     updates_s: f64,
+    /// RSS once the last update was applied, read while the watch is
+    /// still open (as the Go peer reads it with its informer running): a
+    /// controller's watch never closes, and closing it gives memory back
+    /// (the connection and the allocator's pages freed with it).
+    steady_rss_kib: Option<u64>,
 }
 
 /// Reads a cache's event stream: prints `synced` at the end of the initial
@@ -372,6 +377,7 @@ where
     let mut events = std::pin::pin!(events);
     let mut synced: Option<(Instant, Option<u64>)> = None;
     let (mut seen, mut errors) = (0usize, 0usize);
+    let mut steady_rss_kib = None;
     let read = async {
         while let Some(ev) = events.next().await {
             match ev {
@@ -395,6 +401,7 @@ where
                 }
             }
             if synced.is_some() && seen >= updates {
+                steady_rss_kib = self_rss_kib();
                 return true;
             }
         }
@@ -406,6 +413,7 @@ where
             sync_s: at.duration_since(started).as_secs_f64(),
             synced_rss_kib,
             updates_s: at.elapsed().as_secs_f64(),
+            steady_rss_kib,
         }),
         _ => Err(Error::Cache {
             seen,
@@ -423,7 +431,6 @@ fn finish(
     base_rss_kib: Option<u64>,
     cache_bytes: Option<u64>,
 ) -> ScaleRecord {
-    let steady_rss_kib = self_rss_kib();
     let peak_rss_kib = self_peak_rss_kib();
     ScaleRecord {
         bench: "scale",
@@ -437,7 +444,7 @@ fn finish(
         base_rss_kib,
         synced_rss_kib: followed.synced_rss_kib,
         peak_rss_kib,
-        steady_rss_kib,
+        steady_rss_kib: followed.steady_rss_kib,
         cache_bytes,
     }
 }

@@ -237,6 +237,8 @@ pub(super) fn keep_section(report: String, section: &str) -> String {
         return report;
     }
     let at = report.find("## Reproduce").unwrap_or(report.len());
+    // One blank line after the section, however it ends.
+    let section = section.trim_end();
     format!("{}{section}\n\n{}", &report[..at], &report[at..])
 }
 
@@ -276,7 +278,7 @@ fn section(all: &[Value], sizes: &[usize], minutes: f64, load: &str) -> String {
          - **synced s**: from before the client is built to the cache holding the initial list \
          (kubeset and kube-rs: the watcher's `InitDone`; client-go: `HasSynced`).\n\
          - **peak RSS**: the client's `VmHWM` over the run; **steady RSS**: `VmRSS` once the last update is \
-         applied; **CPU s**: the client process's user + system time over the whole run.\n\
+         applied, read with the watch still open (every client: a controller's watch never closes); **CPU s**: the client process's user + system time over the whole run.\n\
          - kubeset `json`: whole `Pod`s, the default `WatcherConfig` (a streaming list, which the server \
          supports); `json-paged`: `InitialList::Paginated` (500 a page, the shape of kube-rs's default list; \
          client-go 0.35's informer streams by default, its `WatchListClient` gate being on since 1.35); `protobuf`: `RestConfig::with_wire_format(WireFormat::Protobuf)`; `metadata`: \
@@ -577,5 +579,9 @@ mod tests {
         let two = keep_section(strip(&one), &format!("{BEGIN}\ntwo\n{END}"));
         assert!(!two.contains("one") && two.contains("two"), "{two}");
         assert_eq!(keep_section(report.clone(), ""), report);
+        // A section ending in a newline (as `section` writes it) is
+        // followed by one blank line, not two.
+        let three = keep_section(strip(&two), &format!("{BEGIN}\nthree\n{END}\n"));
+        assert!(three.contains(&format!("{END}\n\n## Reproduce")), "{three}");
     }
 }
