@@ -113,10 +113,17 @@ fn section<'m>(manifest: &'m str, name: &str) -> impl Iterator<Item = &'m str> {
 /// The optional dependencies of `own` (`jiff = { workspace = true,
 /// optional = true }`), written out from the workspace's `workspace`
 /// manifest, so that a hand-written feature naming `dep:jiff` still has
-/// its crate (the client's default features turn `jiff` on).
+/// its crate (the client's default features turn `jiff` on); one that is
+/// not the workspace's (`schemars08 = { package = "schemars", … }`) is
+/// copied as it is.
 fn optional_dependencies(own: &str, workspace: &str) -> String {
     let mut out = String::new();
     for line in section(own, "dependencies").filter(|l| l.contains("optional = true")) {
+        if !line.contains("workspace = true") {
+            out.push_str(line.trim());
+            out.push('\n');
+            continue;
+        }
         let Some((name, _)) = line.split_once(" = ") else {
             continue;
         };
@@ -169,13 +176,15 @@ mod tests {
     #[test]
     fn optional_dependencies_are_written_out_from_the_workspace() {
         let own = "[package]\nname = \"a\"\n\n[dependencies]\nserde.workspace = true\n\
-                   jiff = { workspace = true, optional = true }\nb = { workspace = true, optional = true }\n\n[features]\n";
+                   jiff = { workspace = true, optional = true }\nb = { workspace = true, optional = true }\n\
+                   c = { package = \"cc\", version = \"0.8\", optional = true }\n\n[features]\n";
         let workspace = "[workspace]\n\n[workspace.dependencies]\nserde = \"1\"\n\
                          jiff = { version = \"0.2\", default-features = false, features = [\"std\"] }\nb = \"3\"\n";
         assert_eq!(
             optional_dependencies(own, workspace),
             "jiff = { version = \"0.2\", default-features = false, features = [\"std\"], optional = true }\n\
-             b = { version = \"3\", optional = true }\n"
+             b = { version = \"3\", optional = true }\n\
+             c = { package = \"cc\", version = \"0.8\", optional = true }\n"
         );
     }
 }

@@ -4,15 +4,7 @@
 /// Widget is a test kind.
 ///
 /// It has two paragraphs.
-#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
-#[resource(
-    crate = "crate",
-    group = "example.com",
-    version = "v1",
-    kind = "Widget",
-    plural = "widgets",
-    namespaced
-)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Widget {
     /// Standard metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -20,6 +12,22 @@ pub struct Widget {
     pub spec: Option<crate::api::example::v1::WidgetSpec>,
     /// `status` (no description in the spec).
     pub status: Option<std::collections::BTreeMap<String, String>>,
+}
+impl crate::Resource for Widget {
+    const GROUP: &'static str = "example.com";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "Widget";
+    const PLURAL: &'static str = "widgets";
+    const API_VERSION: &'static str = "example.com/v1";
+    type Scope = crate::NamespaceResourceScope;
+    fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
 }
 impl crate::serde_util::DeStruct for Widget {
     const NAME: &'static str = "Widget";
