@@ -546,8 +546,8 @@ fn write_report(
     };
     let mut text = report(machine, plan, all, &notes);
     failed_section(&mut text, failed);
-    let text = scale::keep_section(text, scale::section_of(&old).unwrap_or(""));
-    let text = scale::keep_section(text, shard::section_of(&old).unwrap_or(""));
+    let text = scale::keep_section(text, scale::section_of(&old, scale::MARKS).unwrap_or(""));
+    let text = scale::keep_section(text, scale::section_of(&old, shard::MARKS).unwrap_or(""));
     std::fs::write(&out, text)?;
     eprintln!("=== xtask bench: wrote {}", out.display());
     Ok(())

@@ -199,7 +199,7 @@ pub(super) fn run(root: &Path, target: &Path, quick: bool) -> Result<(), Error> 
     let out = if publish {
         let docs = root.join("docs/benchmarks.md");
         let old = std::fs::read_to_string(&docs).unwrap_or_default();
-        std::fs::write(&docs, keep_section(strip(&old), &body))?;
+        std::fs::write(&docs, keep_section(strip(&old, MARKS), &body))?;
         docs
     } else {
         let out = data.join("benchmarks-scale.md");
@@ -213,21 +213,27 @@ pub(super) fn run(root: &Path, target: &Path, quick: bool) -> Result<(), Error> 
     Ok(())
 }
 
-/// `report` without its scale section.
-fn strip(report: &str) -> String {
-    match (report.find(BEGIN), report.find(END)) {
+/// The two marker comments of a row's own section of docs/benchmarks.md.
+pub(super) type Marks = (&'static str, &'static str);
+
+/// The scale row's markers.
+pub(super) const MARKS: Marks = (BEGIN, END);
+
+/// `report` without the section between `marks`.
+pub(super) fn strip(report: &str, (begin, end): Marks) -> String {
+    match (report.find(begin), report.find(end)) {
         (Some(a), Some(b)) if a < b => {
-            format!("{}{}", &report[..a], &report[b + END.len()..].trim_start())
+            format!("{}{}", &report[..a], &report[b + end.len()..].trim_start())
         }
         _ => report.to_owned(),
     }
 }
 
-/// The scale section of `old` (a report), if it has one.
-pub(super) fn section_of(old: &str) -> Option<&str> {
-    let a = old.find(BEGIN)?;
-    let b = old.find(END)?;
-    (a < b).then(|| &old[a..b + END.len()])
+/// The section of `old` (a report) between `marks`, if it has one.
+pub(super) fn section_of(old: &str, (begin, end): Marks) -> Option<&str> {
+    let a = old.find(begin)?;
+    let b = old.find(end)?;
+    (a < b).then(|| &old[a..b + end.len()])
 }
 
 /// `report` with `section` (a whole marked section) before its
@@ -573,15 +579,15 @@ mod tests {
         let one = keep_section(report.clone(), &format!("{BEGIN}\none\n{END}"));
         assert!(one.find("one").unwrap() < one.find("## Reproduce").unwrap());
         assert_eq!(
-            section_of(&one),
+            section_of(&one, MARKS),
             Some(format!("{BEGIN}\none\n{END}").as_str())
         );
-        let two = keep_section(strip(&one), &format!("{BEGIN}\ntwo\n{END}"));
+        let two = keep_section(strip(&one, MARKS), &format!("{BEGIN}\ntwo\n{END}"));
         assert!(!two.contains("one") && two.contains("two"), "{two}");
         assert_eq!(keep_section(report.clone(), ""), report);
         // A section ending in a newline (as `section` writes it) is
         // followed by one blank line, not two.
-        let three = keep_section(strip(&two), &format!("{BEGIN}\nthree\n{END}\n"));
+        let three = keep_section(strip(&two, MARKS), &format!("{BEGIN}\nthree\n{END}\n"));
         assert!(three.contains(&format!("{END}\n\n## Reproduce")), "{three}");
     }
 }

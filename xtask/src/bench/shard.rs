@@ -18,13 +18,15 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use super::{field, fmt_opt, output, records, text};
+use super::{field, fmt_opt, output, records, scale, text};
 use crate::Error;
 
 /// Start of the shard section in `docs/benchmarks.md`.
 pub(super) const BEGIN: &str = "<!-- BEGIN SHARD -->";
 /// Its end.
 pub(super) const END: &str = "<!-- END SHARD -->";
+/// The shard row's markers.
+pub(super) const MARKS: scale::Marks = (BEGIN, END);
 
 /// Runs the row: builds the two examples in release, measures, writes the
 /// records and the section.
@@ -66,7 +68,7 @@ pub(super) fn run(root: &Path, target: &Path, quick: bool) -> Result<(), Error> 
     } else {
         let docs = root.join("docs/benchmarks.md");
         let old = std::fs::read_to_string(&docs).unwrap_or_default();
-        std::fs::write(&docs, super::scale::keep_section(strip(&old), &body))?;
+        std::fs::write(&docs, scale::keep_section(scale::strip(&old, MARKS), &body))?;
         docs
     };
     eprintln!(
@@ -74,23 +76,6 @@ pub(super) fn run(root: &Path, target: &Path, quick: bool) -> Result<(), Error> 
         out.display()
     );
     Ok(())
-}
-
-/// `report` without its shard section.
-fn strip(report: &str) -> String {
-    match (report.find(BEGIN), report.find(END)) {
-        (Some(a), Some(b)) if a < b => {
-            format!("{}{}", &report[..a], &report[b + END.len()..].trim_start())
-        }
-        _ => report.to_owned(),
-    }
-}
-
-/// The shard section of `old` (a report), if it has one.
-pub(super) fn section_of(old: &str) -> Option<&str> {
-    let a = old.find(BEGIN)?;
-    let b = old.find(END)?;
-    (a < b).then(|| &old[a..b + END.len()])
 }
 
 fn of<'a>(all: &'a [Value], bench: &str) -> impl Iterator<Item = &'a Value> {
@@ -298,12 +283,12 @@ mod tests {
     #[test]
     fn the_section_is_kept_and_replaced() {
         let report = "# B\n\n## Results\n\n## Reproduce\n\nx\n".to_owned();
-        let one = super::super::scale::keep_section(report, &format!("{BEGIN}\none\n{END}"));
+        let one = scale::keep_section(report, &format!("{BEGIN}\none\n{END}"));
         assert_eq!(
-            section_of(&one),
+            scale::section_of(&one, MARKS),
             Some(format!("{BEGIN}\none\n{END}").as_str())
         );
-        let two = super::super::scale::keep_section(strip(&one), &format!("{BEGIN}\ntwo\n{END}"));
+        let two = scale::keep_section(scale::strip(&one, MARKS), &format!("{BEGIN}\ntwo\n{END}"));
         assert!(!two.contains("one") && two.contains("two"), "{two}");
         assert!(two.find("two").unwrap() < two.find("## Reproduce").unwrap());
     }
