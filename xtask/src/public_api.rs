@@ -6,7 +6,11 @@
 //! those three crates' rustdoc JSON from their roots and writes their
 //! items under the facade's paths: modules, structs with their public
 //! fields, enums with their variants, traits with their items, functions
-//! and inherent methods with their signatures, trait impls. The generated
+//! and inherent methods with their signatures, trait impls. Each item is
+//! listed once, under its canonical path (where it is defined, when that
+//! is public; else its shortest path); every other path to it is one
+//! `alias KIND PATH = CANONICAL` line, and each alias needs a reason in
+//! `public_api/aliases.rs` (kube-rs's paths, mostly). The generated
 //! models of `kubeset-api` are pinned by `codegen --check` instead; their
 //! re-exports show as `pub use kubeset_api::…` lines.
 //!
@@ -30,6 +34,8 @@ use serde_json::Value;
 
 use crate::{Error, workspace_root};
 
+mod aliases;
+
 /// (crate, its path in the facade).
 const CRATES: [(&str, &str); 3] = [
     ("kubeset-client", "kubeset"),
@@ -44,10 +50,14 @@ pub fn run(bless: bool) -> Result<(), Error> {
     let mut lines = BTreeSet::new();
     for (krate, facade) in CRATES {
         let json = rustdoc_json(&root, &target, krate)?;
-        Walker::new(&json)?.walk_root(facade, &mut lines);
+        Walker::new(&json, facade)?.walk(None, facade, &mut lines);
     }
     let json = rustdoc_json(&root, &target, "kubeset")?;
-    Walker::new(&json)?.walk_module("testing", "kubeset", &mut lines);
+    Walker::new(&json, "kubeset")?.walk(Some("testing"), "kubeset", &mut lines);
+    let problems = aliases::problems(lines.iter().map(String::as_str));
+    if !problems.is_empty() {
+        return Err(problems.join("\n").into());
+    }
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     let snapshot = root.join("crates/kubeset/public-api.txt");
     if bless {
@@ -119,18 +129,37 @@ fn rustdoc_json(root: &Path, target: &Path, krate: &str) -> Result<Value, Error>
     Ok(serde_json::from_slice(&std::fs::read(&file)?)?)
 }
 
-/// Walks one crate's rustdoc JSON.
+/// Walks one crate's rustdoc JSON, twice: the first walk finds every path
+/// each item is reachable by, the second lists each item's members once,
+/// under its canonical path, and every other path as one `alias` line.
 struct Walker<'a> {
     index: HashMap<String, &'a Value>,
     root: String,
+    /// Where each of the crate's own items is defined (rustdoc's `paths`),
+    /// under the facade's path.
+    defined: HashMap<String, String>,
+    /// The one path each item's members are listed under (empty during
+    /// the first walk).
+    canonical: HashMap<String, String>,
+}
+
+/// What a walk writes.
+#[derive(Default)]
+struct Sink {
+    lines: BTreeSet<String>,
+    /// Module paths walked (a module re-exported into itself is walked
+    /// once per path, never recursively).
+    seen: BTreeSet<String>,
+    /// Item id → every path the item is reachable by.
+    reach: HashMap<String, BTreeSet<String>>,
 }
 
 fn id_key(id: &Value) -> String {
-    id.to_string()
+    id.to_string().trim_matches('"').to_owned()
 }
 
 impl<'a> Walker<'a> {
-    fn new(json: &'a Value) -> Result<Self, Error> {
+    fn new(json: &'a Value, facade: &str) -> Result<Self, Error> {
         let index = json
             .get("index")
             .and_then(Value::as_object)
@@ -142,26 +171,73 @@ impl<'a> Walker<'a> {
             .get("root")
             .map(id_key)
             .ok_or("rustdoc JSON without a root")?;
+        let defined = json
+            .get("paths")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter(|(_, p)| p.get("crate_id").and_then(Value::as_u64) == Some(0))
+            .filter_map(|(id, p)| {
+                let segments: Vec<&str> = p
+                    .get("path")?
+                    .as_array()?
+                    .iter()
+                    .skip(1)
+                    .filter_map(Value::as_str)
+                    .collect();
+                let path = std::iter::once(facade)
+                    .chain(segments)
+                    .collect::<Vec<_>>()
+                    .join("::");
+                Some((id.clone(), path))
+            })
+            .collect();
         Ok(Walker {
             index,
-            root: root.trim_matches('"').to_owned(),
+            root,
+            defined,
+            canonical: HashMap::new(),
         })
     }
 
     fn item(&self, id: &Value) -> Option<&'a Value> {
-        self.index.get(id_key(id).trim_matches('"')).copied()
+        self.index.get(&id_key(id)).copied()
     }
 
-    fn walk_root(&self, facade: &str, out: &mut BTreeSet<String>) {
-        if let Some(root) = self.index.get(&self.root).copied() {
-            let mut seen = BTreeSet::new();
-            self.module(root, facade, out, &mut seen);
+    /// The crate's public items under `facade` (only the root's public
+    /// module `only`, when given), into `out`.
+    fn walk(&mut self, only: Option<&str>, facade: &str, out: &mut BTreeSet<String>) {
+        let mut first = Sink::default();
+        self.walk_once(only, facade, &mut first);
+        self.canonical = first
+            .reach
+            .iter()
+            .map(|(id, paths)| (id.clone(), self.choose(id, paths)))
+            .collect();
+        let mut second = Sink::default();
+        self.walk_once(only, facade, &mut second);
+        out.extend(second.lines);
+    }
+
+    /// An item's canonical path: where it is defined when that is public,
+    /// else its shortest path (then the first in byte order).
+    fn choose(&self, id: &str, paths: &BTreeSet<String>) -> String {
+        if let Some(defined) = self.defined.get(id).filter(|d| paths.contains(*d)) {
+            return defined.clone();
         }
+        paths
+            .iter()
+            .min_by_key(|p| (p.matches("::").count(), p.as_str()))
+            .cloned()
+            .unwrap_or_default()
     }
 
-    /// Only the root's public module `name`, under `facade`.
-    fn walk_module(&self, name: &str, facade: &str, out: &mut BTreeSet<String>) {
+    fn walk_once(&self, only: Option<&str>, facade: &str, sink: &mut Sink) {
         let Some(root) = self.index.get(&self.root).copied() else {
+            return;
+        };
+        let Some(only) = only else {
+            self.module(root, facade, sink);
             return;
         };
         let items = root
@@ -170,19 +246,13 @@ impl<'a> Walker<'a> {
         for id in items.into_iter().flatten() {
             let Some(item) = self.item(id) else { continue };
             let public = item.get("visibility").and_then(Value::as_str) == Some("public");
-            if public && item.get("name").and_then(Value::as_str) == Some(name) {
-                self.public_item(item, facade, out, &mut BTreeSet::new());
+            if public && item.get("name").and_then(Value::as_str) == Some(only) {
+                self.public_item(item, facade, sink);
             }
         }
     }
 
-    fn module(
-        &self,
-        module: &Value,
-        path: &str,
-        out: &mut BTreeSet<String>,
-        seen: &mut BTreeSet<String>,
-    ) {
+    fn module(&self, module: &Value, path: &str, sink: &mut Sink) {
         let items = module
             .pointer("/inner/module/items")
             .and_then(Value::as_array);
@@ -191,17 +261,11 @@ impl<'a> Walker<'a> {
             if item.get("visibility").and_then(Value::as_str) != Some("public") {
                 continue;
             }
-            self.public_item(item, path, out, seen);
+            self.public_item(item, path, sink);
         }
     }
 
-    fn public_item(
-        &self,
-        item: &Value,
-        path: &str,
-        out: &mut BTreeSet<String>,
-        seen: &mut BTreeSet<String>,
-    ) {
+    fn public_item(&self, item: &Value, path: &str, sink: &mut Sink) {
         let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
         let here = format!("{path}::{name}");
         let Some((kind, inner)) = item
@@ -211,16 +275,34 @@ impl<'a> Walker<'a> {
         else {
             return;
         };
+        if kind == "use" {
+            self.re_export(inner, path, sink);
+            return;
+        }
+        let id = item.get("id").map(id_key).unwrap_or_default();
+        sink.reach
+            .entry(id.clone())
+            .or_default()
+            .insert(here.clone());
+        if let Some(canonical) = self.canonical.get(&id).filter(|c| **c != here) {
+            let word = match kind.as_str() {
+                "module" => "mod",
+                "function" => "fn",
+                other => other,
+            };
+            sink.lines
+                .insert(format!("alias {word} {here} = {canonical}"));
+            return;
+        }
+        let out = &mut sink.lines;
         match kind.as_str() {
             "module" => {
                 out.insert(format!("mod {here}"));
-                // A module re-exported twice is walked once per path, but
-                // never recursively into itself.
-                if seen.insert(here.clone()) {
-                    self.module(item, &here, out, seen);
+                // Never recursively into itself.
+                if sink.seen.insert(here.clone()) {
+                    self.module(item, &here, sink);
                 }
             }
-            "use" => self.re_export(inner, path, out, seen),
             "struct" => {
                 out.insert(format!("struct {here}{}", generics(inner.get("generics"))));
                 self.fields(inner, &here, out);
@@ -264,13 +346,7 @@ impl<'a> Walker<'a> {
 
     /// `pub use`: local items are listed where they are re-exported (as
     /// rustdoc inlines them); other crates' items as the `use` line.
-    fn re_export(
-        &self,
-        inner: &Value,
-        path: &str,
-        out: &mut BTreeSet<String>,
-        seen: &mut BTreeSet<String>,
-    ) {
+    fn re_export(&self, inner: &Value, path: &str, sink: &mut Sink) {
         let source = inner
             .get("source")
             .and_then(Value::as_str)
@@ -285,17 +361,18 @@ impl<'a> Walker<'a> {
             .unwrap_or(false);
         let target = inner.get("id").and_then(|id| self.item(id));
         match target {
-            Some(t) if glob => self.module(t, path, out, seen),
+            Some(t) if glob => self.module(t, path, sink),
             Some(t) => {
                 let mut renamed = t.clone();
                 renamed["name"] = Value::String(name.to_owned());
-                self.public_item(&renamed, path, out, seen);
+                self.public_item(&renamed, path, sink);
             }
             None if glob => {
-                out.insert(format!("pub use {source}::* in {path}"));
+                sink.lines.insert(format!("pub use {source}::* in {path}"));
             }
             None => {
-                out.insert(format!("pub use {source} as {path}::{name}"));
+                sink.lines
+                    .insert(format!("pub use {source} as {path}::{name}"));
             }
         }
     }

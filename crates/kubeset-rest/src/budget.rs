@@ -134,7 +134,7 @@ pub(crate) fn stream_deadline(timeout: Option<Duration>) -> Option<Duration> {
 
 /// Slack given to a server to end a watch at its `timeout` before the
 /// client ends it.
-pub const STREAM_GRACE: Duration = Duration::from_secs(1);
+pub(crate) const STREAM_GRACE: Duration = Duration::from_secs(1);
 
 #[cfg(test)]
 mod tests {

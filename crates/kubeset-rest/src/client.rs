@@ -169,8 +169,8 @@ impl RestConfig {
     /// [`Error::BudgetExhausted`] (carrying the server's last answer), an
     /// attempt cut by it with [`Error::Timeout`]. For `watch` and `stream`
     /// it bounds the same steps up to the response headers; the stream
-    /// itself is bounded by the request's `timeout` (plus
-    /// [`STREAM_GRACE`](crate::budget::STREAM_GRACE)) and by
+    /// itself is bounded by the request's `timeout` (plus a grace of
+    /// 1 s) and by
     /// [`with_read_timeout`](Self::with_read_timeout), not by this (a
     /// controller's watch runs for hours). A request's own `timeout` on
     /// `send` shortens it. Without a budget a server may still not make a
@@ -324,7 +324,8 @@ impl RestConfig {
     }
 
     /// The total budget of one call when several endpoints are known
-    /// (spread over them with [`calculate_timeouts`](crate::failover::calculate_timeouts)).
+    /// (spread over them as [`failover`](crate::failover#one-calls-budget)
+    /// says).
     /// A request's own `timeout` wins; without either, the client
     /// [`timeout`](Self::with_timeout) is used, else 10 s (Patroni's read
     /// timeout). For watches and streams it covers only the wait for the

@@ -420,8 +420,8 @@ pub enum Error {
     },
 
     /// A streamed body (watch, logs) ran past the client's deadline for it:
-    /// the request's `timeout` plus [`STREAM_GRACE`](crate::budget::STREAM_GRACE)
-    /// (the server should have ended it by then).
+    /// the request's `timeout` plus a grace of 1 s (the server should have
+    /// ended it by then).
     #[error("the stream did not end within {}", go_duration(*deadline))]
     StreamDeadline {
         /// The deadline that passed.

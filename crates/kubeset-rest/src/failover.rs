@@ -10,6 +10,21 @@
 //! Failover is active when the client knows more than one endpoint or
 //! discovery is on; with a single configured server and no discovery the
 //! attempt loop behaves exactly as it did without this module.
+//!
+//! # One call's budget
+//!
+//! A call's total time (the request's `timeout`, else the client's
+//! [`with_request_deadline`](crate::RestConfig::with_request_deadline),
+//! else its [`with_timeout`](crate::RestConfig::with_timeout), else
+//! [`DEFAULT_BUDGET`]) is spread over the endpoints as Patroni's
+//! `_calculate_timeouts` spreads it: each endpoint gets `budget / n`; with
+//! at least 1 s each, a single endpoint is tried twice (each try at
+//! least 1 s); under 1 s each, only `⌊budget / 1 s⌋` endpoints are tried
+//! (a call whose whole budget is under 1 s still gets one attempt on the
+//! first endpoint). The connect timeout of a failover client is half the
+//! share of its configured endpoint count, at least 1 s. So 3 endpoints
+//! and 10 s give 3.33 s to each, and 1 endpoint and 2 s gives two tries
+//! of 1 s.
 
 use std::{
     net::IpAddr,
@@ -37,10 +52,10 @@ pub const DEFAULT_DISCOVERY_TTL: Duration = Duration::from_millis(9500);
 const MIN_NODE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Where discovery looks first (one slice per API server replica).
-pub const ENDPOINT_SLICES_PATH: &str = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dkubernetes";
+pub(crate) const ENDPOINT_SLICES_PATH: &str = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dkubernetes";
 
 /// Where discovery looks when the slices say nothing.
-pub const ENDPOINTS_PATH: &str = "/api/v1/namespaces/default/endpoints/kubernetes";
+pub(crate) const ENDPOINTS_PATH: &str = "/api/v1/namespaces/default/endpoints/kubernetes";
 
 /// Patroni's `_calculate_timeouts`: how to spend a total `timeout` over
 /// `endpoints` API servers. Returns `(nodes, per_node_timeout,
@@ -58,7 +73,7 @@ pub const ENDPOINTS_PATH: &str = "/api/v1/namespaces/default/endpoints/kubernete
 ///
 /// `calculate_timeouts(3, 10 s)` → `(3, 3.333… s, 0)`;
 /// `calculate_timeouts(1, 2 s)` → `(1, 1 s, 1)`.
-pub fn calculate_timeouts(endpoints: usize, timeout: Duration) -> (usize, Duration, u32) {
+pub(crate) fn calculate_timeouts(endpoints: usize, timeout: Duration) -> (usize, Duration, u32) {
     if endpoints == 0 || timeout.is_zero() {
         return (0, timeout, 0);
     }
@@ -83,7 +98,7 @@ pub fn calculate_timeouts(endpoints: usize, timeout: Duration) -> (usize, Durati
 }
 
 /// Connect timeout for a per-node timeout: `max(1 s, per_node / 2)`.
-pub fn connect_timeout(per_node: Duration) -> Duration {
+pub(crate) fn connect_timeout(per_node: Duration) -> Duration {
     (per_node / 2).max(MIN_NODE_TIMEOUT)
 }
 

@@ -53,7 +53,7 @@ mod retry;
 mod sent;
 pub mod service;
 mod status;
-pub mod transport;
+mod transport;
 #[cfg(feature = "ws")]
 mod upgrade;
 mod url;
@@ -70,13 +70,12 @@ pub use client::{
     build::IntoRestClient,
 };
 pub use collection::CollectionPath;
-pub use desc::{DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, DEFAULT_MAX_RETRIES};
 pub use error::{ApiError, Error};
 pub use request::Request;
 pub use response::{Response, decode::from_json};
 pub use status::StatusReason;
 pub use status::{ApplyConflict, MAX_APPLY_CONFLICTS};
-pub use transport::TransportKind;
+pub use transport::{RedirectRefused, TransportKind};
 pub use url::go_duration;
 pub use verb::{PatchType, Verb};
 pub use watch::{ResumableWatch, WatchEvent, WatchStream};

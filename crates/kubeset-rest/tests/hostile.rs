@@ -414,7 +414,7 @@ async fn redirects_to_another_origin_are_refused_and_same_origin_ones_followed()
     let mut source: Option<&dyn std::error::Error> = Some(&err);
     let mut refused = None;
     while let Some(e) = source {
-        if let Some(r) = e.downcast_ref::<kubeset_rest::transport::RedirectRefused>() {
+        if let Some(r) = e.downcast_ref::<kubeset_rest::RedirectRefused>() {
             refused = Some(r.reason);
         }
         source = e.source();

@@ -48,7 +48,7 @@
 //! # Ok(()) }
 //! ```
 
-pub mod rules;
+mod rules;
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
