@@ -12,7 +12,11 @@
 mod auth;
 mod error;
 mod exec;
+mod gcp;
+#[cfg(feature = "oauth")]
+mod gcp_adc;
 mod incluster;
+mod jsonpath;
 mod kubeconfig;
 #[cfg(feature = "oidc")]
 mod oidc;
@@ -171,6 +175,9 @@ pub struct Config {
     /// authenticator and/or the client identity); see
     /// [`with_exec_timeout`](Self::with_exec_timeout).
     exec: Option<Arc<ExecAuthenticator>>,
+    /// The kubeconfig user's `auth-provider: gcp`, if any (its `cmd-path`
+    /// runs with the exec timeout).
+    gcp: Option<Arc<gcp::GcpAuthenticator>>,
 }
 
 impl fmt::Debug for Config {
@@ -311,6 +318,7 @@ impl Config {
             max_response_body: None,
             wire_format: WireFormat::Json,
             exec: None,
+            gcp: None,
         }
     }
 
@@ -342,9 +350,11 @@ impl Config {
     }
 
     /// How long the exec credential plugin may run, if this configuration
-    /// has one (a kubeconfig user with `exec`).
+    /// has one (a kubeconfig user with `exec`, or with `auth-provider: gcp`
+    /// and its `cmd-path`).
     pub fn exec_timeout(&self) -> Option<Duration> {
-        self.exec.as_ref().map(|e| e.timeout())
+        let gcp = || self.gcp.as_ref().and_then(|g| g.timeout());
+        self.exec.as_ref().map(|e| e.timeout()).or_else(gcp)
     }
 
     /// Lets the exec credential plugin, if this configuration has one, run
@@ -366,6 +376,17 @@ impl Config {
     /// # Ok(()) }
     /// ```
     pub fn with_exec_timeout(mut self, timeout: Duration) -> Result<Self, ConfigError> {
+        if let Some(old) = self.gcp.take() {
+            let new = Arc::new(old.with_timeout(exec::check_exec_timeout(timeout)?));
+            if self
+                .authenticator
+                .as_ref()
+                .is_some_and(|a| std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(&old)))
+            {
+                self.authenticator = Some(new.clone());
+            }
+            self.gcp = Some(new);
+        }
         let Some(old) = self.exec.take() else {
             exec::check_exec_timeout(timeout)?;
             return Ok(self);
