@@ -325,3 +325,89 @@ fn without_oauth_a_user_with_no_command_and_no_valid_token_is_refused_at_load() 
     .expect("a valid cached token alone is enough");
     assert!(!format!("{config:?} {config}").contains("s3cret"));
 }
+
+/// The `KUBESET_REALKUBE_*` settings of the instance named by
+/// `KUBESET_REALKUBE_ENV` (the env file `realkube.sh start` writes, read
+/// as bash reads it), `None` when it is not set.
+fn realkube_env() -> Option<std::collections::BTreeMap<String, String>> {
+    let path = std::env::var_os("KUBESET_REALKUBE_ENV")?;
+    let out = std::process::Command::new("bash")
+        .args(["-c", ". \"$1\" && env -0", "realkube-env"])
+        .arg(&path)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(
+        out.stdout
+            .split(|b| *b == 0)
+            .filter_map(|kv| std::str::from_utf8(kv).ok()?.split_once('='))
+            .filter(|(k, _)| k.starts_with("KUBESET_REALKUBE_"))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+    )
+}
+
+#[tokio::test]
+async fn on_realkube_the_commands_token_is_who_the_api_server_sees_and_a_401_replaces_a_revoked_one()
+ {
+    let Some(env) = realkube_env() else {
+        eprintln!("KUBESET_REALKUBE_ENV is not set: the embedded server's tests above cover this");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let token = &env["KUBESET_REALKUBE_USER_TOKEN"];
+    let cmd = script(dir.path(), &helper_output(token, FAR));
+    let server = env["KUBESET_REALKUBE_SERVERS"].split(',').next().unwrap();
+    let yaml = format!(
+        "apiVersion: v1
+kind: Config
+current-context: c
+contexts: [{{name: c, context: {{cluster: k, user: u}}}}]
+clusters: [{{name: k, cluster: {{server: '{server}', certificate-authority: '{ca}'}}}}]
+users:
+- name: u
+  user:
+    auth-provider:
+      name: gcp
+      config:
+{lines}
+        access-token: revoked
+        expiry: '{FAR}'
+",
+        ca = env["KUBESET_REALKUBE_CA"],
+        lines = gcloud_lines(&cmd),
+    );
+    let c = client(load(Kubeconfig::from_yaml(&yaml).unwrap()).unwrap());
+    let review = serde_json::json!({
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "SelfSubjectReview",
+    });
+    let whoami = || async {
+        tokio::time::timeout(
+            DEADLINE,
+            c.post()
+                .abs_path(["apis", "authentication.k8s.io", "v1", "selfsubjectreviews"])
+                .json_body(&review)
+                .send_json::<Value>(),
+        )
+        .await
+        .expect("within the deadline")
+    };
+    // The revoked cached token is refused: the 401 makes the first
+    // request's retry or the next one run the command.
+    if let Err(e) = whoami().await {
+        assert!(e.is_unauthorized(), "{e}");
+    }
+    let answer = whoami().await.expect("the command's token is accepted");
+    assert_eq!(
+        answer["status"]["userInfo"]["username"], "kubeset-tester-token",
+        "{answer}"
+    );
+    assert_eq!(runs(dir.path()).len(), 1);
+}

@@ -155,18 +155,18 @@ fn service_account(addr: SocketAddr) -> String {
     .to_string()
 }
 
-/// A kubeconfig whose user is `auth-provider: gcp` with `config`.
-fn kubeconfig(dir: &Path, server: &TestServer, config: &str) -> std::path::PathBuf {
+/// A kubeconfig whose user is `auth-provider: gcp` with `config`;
+/// `cluster` is the cluster's map.
+fn kubeconfig(dir: &Path, cluster: &str, config: &str) -> std::path::PathBuf {
     let yaml = format!(
         "apiVersion: v1
 kind: Config
 current-context: c
 contexts: [{{name: c, context: {{cluster: k, user: u}}}}]
-clusters: [{{name: k, cluster: {{server: '{}'}}}}]
+clusters: [{{name: k, cluster: {cluster}}}]
 users:
 - {{name: u, user: {{auth-provider: {{name: gcp, config: {config}}}}}}}
-",
-        server.url()
+"
     );
     write(dir, "kubeconfig", yaml)
 }
@@ -210,7 +210,7 @@ async fn child(home: &Path, env: &[(&str, &Path)], requests: usize) -> Vec<Strin
 /// The API server, the token endpoint, a temp dir with the kubeconfig
 /// (`config` its provider's map) and the service account's key file.
 struct Setup {
-    _server: TestServer,
+    _server: Option<TestServer>,
     dir: tempfile::TempDir,
     addr: SocketAddr,
     log: Arc<Mutex<Vec<Received>>>,
@@ -223,10 +223,20 @@ impl Setup {
             .start()
             .await
             .unwrap();
+        let cluster = format!("{{server: '{}'}}", server.url());
+        Self::with_cluster(Some(server), &cluster, answer, config).await
+    }
+
+    async fn with_cluster(
+        server: Option<TestServer>,
+        cluster: &str,
+        answer: Answer,
+        config: &str,
+    ) -> Self {
         let (addr, log) = token_endpoint(answer).await;
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("home")).unwrap();
-        kubeconfig(dir.path(), &server, config);
+        kubeconfig(dir.path(), cluster, config);
         write(dir.path(), "sa.json", service_account(addr));
         Self {
             _server: server,
@@ -440,6 +450,65 @@ async fn a_token_endpoint_that_never_answers_is_given_up_on() {
     );
     assert!(results[0].contains(&expected), "{results:?}");
     assert_eq!(setup.received().len(), 1);
+}
+
+/// The `KUBESET_REALKUBE_*` settings of the instance named by
+/// `KUBESET_REALKUBE_ENV` (the env file `realkube.sh start` writes, read
+/// as bash reads it), `None` when it is not set.
+fn realkube_env() -> Option<std::collections::BTreeMap<String, String>> {
+    let path = std::env::var_os("KUBESET_REALKUBE_ENV")?;
+    let out = Command::new("bash")
+        .args(["-c", ". \"$1\" && env -0", "realkube-env"])
+        .arg(&path)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(
+        out.stdout
+            .split(|b| *b == 0)
+            .filter_map(|kv| std::str::from_utf8(kv).ok()?.split_once('='))
+            .filter(|(k, _)| k.starts_with("KUBESET_REALKUBE_"))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+    )
+}
+
+#[tokio::test]
+async fn on_realkube_a_service_accounts_token_is_accepted_and_renewed_after_a_401() {
+    let Some(env) = realkube_env() else {
+        eprintln!("KUBESET_REALKUBE_ENV is not set: the embedded server's tests above cover this");
+        return;
+    };
+    // The static token of realkube's `kubeset-tester-token` (cluster-admin)
+    // stands for the token Google would hand out; the first is refused.
+    let user_token = env["KUBESET_REALKUBE_USER_TOKEN"].clone();
+    let answer: Answer = Arc::new(move |n, _| {
+        let token = if n == 0 { "ya29.revoked" } else { &user_token };
+        Some((
+            200,
+            json!({"access_token": token, "expires_in": 3600}).to_string(),
+        ))
+    });
+    let cluster = format!(
+        "{{server: '{}', certificate-authority: '{}'}}",
+        env["KUBESET_REALKUBE_SERVERS"].split(',').next().unwrap(),
+        env["KUBESET_REALKUBE_CA"]
+    );
+    let setup = Setup::with_cluster(None, &cluster, answer, "{}").await;
+    let results = setup.run_with_key_file(2).await;
+    assert!(
+        results[0] == "OK" || results[0].contains("401") || results[0].contains("Unauthorized"),
+        "{results:?}"
+    );
+    assert_eq!(results[1], "OK");
+    assert_eq!(setup.received().len(), 2);
+    verified(setup.received()[1].get("assertion").unwrap());
 }
 
 /// The child process of the tests above: loads the kubeconfig the way a

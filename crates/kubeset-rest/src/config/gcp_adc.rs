@@ -55,7 +55,7 @@ const MAX_ANSWER_BYTES: usize = 1 << 20;
 enum Credentials {
     ServiceAccount {
         email: String,
-        key: RsaKeyPair,
+        key: Box<RsaKeyPair>,
         key_id: Option<String>,
         token_uri: Url,
     },
@@ -282,7 +282,7 @@ fn parse(bytes: &[u8]) -> Result<Credentials, String> {
             let pem = need("private_key", file.private_key)?;
             Ok(Credentials::ServiceAccount {
                 email: need("client_email", file.client_email)?,
-                key: rsa_key(pem.as_bytes()).map_err(|r| format!("private_key: {r}"))?,
+                key: Box::new(rsa_key(pem.as_bytes()).map_err(|r| format!("private_key: {r}"))?),
                 key_id: file.private_key_id.filter(|k| !k.is_empty()),
                 token_uri: token_uri(file.token_uri)?,
             })

@@ -1,6 +1,9 @@
 //! Where the API server is and how to authenticate to it: kubeconfig files
 //! (merged with client-go's rules), the in-cluster service account, exec
-//! credential plugins, and the rustls configuration.
+//! credential plugins, the legacy `auth-provider`s `gcp` (its cached
+//! `access-token` or its `cmd-path`; Google application default
+//! credentials with the feature `oauth`) and `oidc` (feature `oidc`), and
+//! the rustls configuration.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), kubeset_rest::config::ConfigError> {
