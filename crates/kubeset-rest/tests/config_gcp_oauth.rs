@@ -425,6 +425,25 @@ async fn a_credentials_file_of_another_type_is_named() {
 }
 
 #[tokio::test]
+async fn a_credentials_file_that_cannot_be_read_is_named() {
+    let setup = Setup::new(tokens(&[GOOD], 3600), "{}").await;
+    let missing = setup.dir.path().join("deleted.json");
+    let kubeconfig = setup.dir.path().join("kubeconfig");
+    let env = [
+        ("KUBECONFIG", kubeconfig.as_path()),
+        ("GOOGLE_APPLICATION_CREDENTIALS", missing.as_path()),
+    ];
+    let results = child(&setup.dir.path().join("home"), &env, 1).await;
+    let expected = format!(
+        "user \"u\" in {}: auth-provider gcp: {}: cannot be read (",
+        kubeconfig.display(),
+        missing.display()
+    );
+    assert!(results[0].contains(&expected), "{results:?}");
+    assert!(setup.received().is_empty());
+}
+
+#[tokio::test]
 async fn a_token_endpoint_answering_500_is_named_with_the_oauth_error_only() {
     let answer: Answer = Arc::new(|_, _| {
         let body = json!({"error": "internal_failure", "error_description": "try later", "echo": "s3cret"});

@@ -280,11 +280,10 @@ impl CommandSource {
             .ok_or_else(|| SetupError::Invalid("cmd-path", "must not be empty".to_owned()))?;
         let (command, args) = match config.get("cmd-args") {
             Some(args) => (path.to_owned(), fields(args)),
-            None => {
-                let mut parts = fields(path);
-                let command = parts.remove(0);
-                (command, parts)
-            }
+            None => match fields(path).split_first() {
+                Some((command, args)) => (command.clone(), args.to_vec()),
+                None => (path.to_owned(), Vec::new()),
+            },
         };
         let key = |k: &'static str| {
             get(k)

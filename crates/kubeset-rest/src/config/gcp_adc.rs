@@ -182,9 +182,8 @@ impl Adc {
             reason,
         };
         let path = locate().map_err(|r| error("application default credentials".to_owned(), r))?;
-        let bytes = read_bounded(&path, |source| ConfigError::ReadFile {
-            path: path.clone(),
-            source,
+        let bytes = read_bounded(&path, |e| {
+            error(path.display().to_string(), format!("cannot be read ({e})"))
         })?;
         let credentials = parse(&bytes).map_err(|r| error(path.display().to_string(), r))?;
         let credentials = Arc::new(credentials);

@@ -360,7 +360,8 @@ impl Config {
         self.exec.as_ref().map(|e| e.timeout()).or_else(gcp)
     }
 
-    /// Lets the exec credential plugin, if this configuration has one, run
+    /// Lets the exec credential plugin, if this configuration has one (or
+    /// the `cmd-path` of an `auth-provider: gcp`), run
     /// for at most `timeout` (default [`DEFAULT_EXEC_TIMEOUT`], 180 s);
     /// then it and its process group are killed and the call fails with
     /// [`ConfigError::ExecTimeout`]. Set on a loaded configuration
