@@ -197,6 +197,34 @@ async fn plain_output_is_the_token_and_cmd_path_alone_is_split_at_spaces() {
     assert_eq!(runs(dir.path()), ["print-token --quiet"]);
 }
 
+#[tokio::test]
+async fn concurrent_requests_share_one_run_of_the_command() {
+    let (server, dir) = (server().await, tempfile::tempdir().unwrap());
+    let cmd = script(dir.path(), &helper_output(GOOD, FAR));
+    let c = client(load(kubeconfig(&server.url(), &gcloud_lines(&cmd))).unwrap());
+    let all = futures::future::join_all((0..8).map(|_| list_namespaces(&c))).await;
+    for result in all {
+        result.expect("accepted");
+    }
+    assert_eq!(runs(dir.path()).len(), 1);
+}
+
+#[tokio::test]
+async fn cmd_drop_env_keeps_the_named_variables_from_the_command() {
+    let (server, dir) = (server().await, tempfile::tempdir().unwrap());
+    // kube-rs's `cmd-drop-env`: HOME (always set here) is not passed on.
+    let cmd = script(
+        dir.path(),
+        &format!("if [ -z \"$HOME\" ]; then echo {GOOD}; else echo home-was-passed; fi"),
+    );
+    let lines = format!(
+        "        cmd-path: '{}'\n        cmd-drop-env: HOME OTHER",
+        cmd.display()
+    );
+    let c = client(load(kubeconfig(&server.url(), &lines)).unwrap());
+    list_namespaces(&c).await.expect("HOME was dropped");
+}
+
 /// The error of the first request of a client whose command is `body`.
 async fn first_error(body: &str, timeout: Option<Duration>) -> (String, String) {
     let (server, dir) = (server().await, tempfile::tempdir().unwrap());
