@@ -259,13 +259,17 @@ fn bad_input_is_an_error_that_names_file_entry_and_field() {
 users:
 - {name: nocert, user: {client-certificate: missing.crt, client-key: missing.key}}
 - {name: keyonly, user: {client-key-data: aGVsbG8=}}
-- {name: legacy, user: {auth-provider: {name: gcp, config: {access-token: hidden}}}}
+- {name: legacy, user: {auth-provider: {name: azure, config: {access-token: hidden}}}}
+- {name: gcpkey, user: {auth-provider: {name: gcp, config: {access-token: hidden, cmd-path: gcloud, token-key: '{.items[*].token}'}}}}
+- {name: gcpexpiry, user: {auth-provider: {name: gcp, config: {access-token: hidden, expiry: soon}}}}
 - {name: notoken, user: {tokenFile: missing-token}}
 contexts:
 - {name: ca, context: {cluster: k}}
 - {name: nocert, context: {cluster: ok, user: nocert}}
 - {name: keyonly, context: {cluster: ok, user: keyonly}}
 - {name: legacy, context: {cluster: ok, user: legacy}}
+- {name: gcpkey, context: {cluster: ok, user: gcpkey}}
+- {name: gcpexpiry, context: {cluster: ok, user: gcpexpiry}}
 - {name: notoken, context: {cluster: ok, user: notoken}}
 - {name: nouser, context: {cluster: ok, user: ghost}}
 - {name: nocluster, context: {cluster: ghost}}
@@ -308,7 +312,9 @@ contexts:
             &["user \"nocert\"", "client-certificate", "missing.crt"],
         ),
         ("keyonly", &["user \"keyonly\"", "client-certificate"]),
-        ("legacy", &["user \"legacy\"", "auth-provider", "gcp"]),
+        ("legacy", &["user \"legacy\"", "auth-provider", "azure"]),
+        ("gcpkey", &["user \"gcpkey\"", "token-key", "[*]"]),
+        ("gcpexpiry", &["user \"gcpexpiry\"", "expiry", "\"soon\""]),
         (
             "notoken",
             &["user \"notoken\"", "tokenFile", "missing-token"],

@@ -313,6 +313,33 @@ pub enum ConfigError {
         reason: String,
     },
 
+    /// `auth-provider: gcp`: no token could be had from `origin` (the
+    /// output of `cmd-path`, the credentials file, the token endpoint's
+    /// answer), or the cached access-token expired with nothing to renew
+    /// it. Tokens, keys and the output are never included.
+    #[error("{user}: auth-provider gcp: {origin}: {reason}")]
+    GcpToken {
+        /// The user entry.
+        user: String,
+        /// Where the token was to come from.
+        origin: String,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// `auth-provider: gcp` (feature `oauth`): a request to the token
+    /// endpoint of the Google credentials failed.
+    #[error("{user}: auth-provider gcp: request to {url} failed")]
+    GcpTokenRequest {
+        /// The user entry.
+        user: String,
+        /// The token endpoint.
+        url: String,
+        /// The transport error.
+        #[source]
+        source: reqwest::Error,
+    },
+
     /// In-cluster: an environment variable is not set.
     #[error("not running in a cluster: {var} is not set")]
     InClusterEnvNotSet {

@@ -25,7 +25,7 @@ use crate::auth::{AuthFuture, Authenticator};
 
 const V1: &str = "client.authentication.k8s.io/v1";
 const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
-const MAX_STDERR: usize = 1024;
+pub(super) const MAX_STDERR: usize = 1024;
 
 /// How long a plugin may run unless configured otherwise
 /// ([`Config::with_exec_timeout`](crate::config::Config::with_exec_timeout)).
@@ -334,55 +334,16 @@ impl ExecSpec {
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env("KUBERNETES_EXEC_INFO", &self.exec_info);
         let output = plugin::run(cmd, self.timeout, cancel, MAX_EXEC_OUTPUT, MAX_STDERR * 4)
-            .map_err(|e| match e {
-                RunError::Spawn(source) => ConfigError::ExecSpawn {
-                    user: self.user.clone(),
-                    command: self.command.clone(),
-                    hint: self
-                        .install_hint
-                        .as_deref()
-                        .map(|h| format!(": {}", h.trim()))
-                        .unwrap_or_default(),
-                    source,
-                },
-                RunError::Timeout => ConfigError::ExecTimeout {
-                    user: self.user.clone(),
-                    command: self.command.clone(),
-                    timeout: self.timeout,
-                },
-                RunError::TooLarge => ConfigError::ExecOutputTooLarge {
-                    user: self.user.clone(),
-                    command: self.command.clone(),
-                    limit: MAX_EXEC_OUTPUT,
-                },
-                RunError::Wait(e) => ConfigError::ExecFailed {
-                    user: self.user.clone(),
-                    command: self.command.clone(),
-                    status: format!("waiting for the plugin failed: {e}"),
-                    stderr: String::new(),
-                },
+            .map_err(|e| {
+                let hint = self
+                    .install_hint
+                    .as_deref()
+                    .map(|h| format!(": {}", h.trim()))
+                    .unwrap_or_default();
+                run_error(&self.user, &self.command, hint, self.timeout, e)
             })?;
         if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            let mut stderr = stderr.trim().to_owned();
-            if stderr.len() > MAX_STDERR {
-                let mut cut = MAX_STDERR;
-                while !stderr.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                stderr.truncate(cut);
-                stderr.push('…');
-            }
-            return Err(ConfigError::ExecFailed {
-                user: self.user.clone(),
-                command: self.command.clone(),
-                status: output.status.to_string(),
-                stderr: if stderr.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {stderr}")
-                },
-            });
+            return Err(exit_error(&self.user, &self.command, &output));
         }
         self.parse(&Secret::new(output.stdout))
     }
@@ -458,9 +419,71 @@ impl ExecSpec {
     }
 }
 
+/// The error of a credential command run that left no output: not
+/// started (`hint` is appended), killed at `timeout`, too much output, or
+/// not waited for. Shared with `auth-provider: gcp`'s `cmd-path`.
+pub(super) fn run_error(
+    user: &str,
+    command: &str,
+    hint: String,
+    timeout: Duration,
+    e: RunError,
+) -> ConfigError {
+    let (user, command) = (user.to_owned(), command.to_owned());
+    match e {
+        RunError::Spawn(source) => ConfigError::ExecSpawn {
+            user,
+            command,
+            hint,
+            source,
+        },
+        RunError::Timeout => ConfigError::ExecTimeout {
+            user,
+            command,
+            timeout,
+        },
+        RunError::TooLarge => ConfigError::ExecOutputTooLarge {
+            user,
+            command,
+            limit: MAX_EXEC_OUTPUT,
+        },
+        RunError::Wait(e) => ConfigError::ExecFailed {
+            user,
+            command,
+            status: format!("waiting for the plugin failed: {e}"),
+            stderr: String::new(),
+        },
+    }
+}
+
+/// The error of a credential command that exited unsuccessfully, with the
+/// start of its standard error (at most 1 KiB).
+pub(super) fn exit_error(user: &str, command: &str, output: &plugin::Finished) -> ConfigError {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let mut stderr = stderr.trim().to_owned();
+    if stderr.len() > MAX_STDERR {
+        let mut cut = MAX_STDERR;
+        while !stderr.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        stderr.truncate(cut);
+        stderr.push('…');
+    }
+    ConfigError::ExecFailed {
+        user: user.to_owned(),
+        command: command.to_owned(),
+        status: output.status.to_string(),
+        stderr: if stderr.is_empty() {
+            String::new()
+        } else {
+            format!(": {stderr}")
+        },
+    }
+}
+
 /// Sets its flag when dropped: a cancelled credential future stops the
 /// plugin it started.
-struct CancelOnDrop(Arc<AtomicBool>);
+pub(super) struct CancelOnDrop(pub(super) Arc<AtomicBool>);
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {

@@ -180,8 +180,9 @@ pub struct AuthInfo {
     /// Basic-auth password.
     #[serde(default)]
     pub password: Option<Secret<String>>,
-    /// Legacy auth provider: `oidc` with kubeset-rest's feature `oidc`;
-    /// any other is reported as an error.
+    /// Legacy auth provider: `gcp` (Google application default credentials
+    /// with kubeset-rest's feature `oauth`) and `oidc` with kubeset-rest's
+    /// feature `oidc`; any other is reported as an error.
     #[serde(default)]
     pub auth_provider: Option<AuthProvider>,
     /// Exec credential plugin.
@@ -197,7 +198,9 @@ pub struct AuthProvider {
     pub name: String,
     /// The provider's settings (`oidc`: `id-token`, `refresh-token`,
     /// `client-id`, `client-secret`, `idp-issuer-url`,
-    /// `idp-certificate-authority(-data)`); values are secret.
+    /// `idp-certificate-authority(-data)`; `gcp`: `access-token`, `expiry`,
+    /// `cmd-path`, `cmd-args`, `token-key`, `expiry-key`, `scopes`); values
+    /// are secret.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
 }

@@ -1,6 +1,9 @@
 //! Where the API server is and how to authenticate to it: kubeconfig files
 //! (merged with client-go's rules), the in-cluster service account, exec
-//! credential plugins, and the rustls configuration.
+//! credential plugins, the legacy `auth-provider`s `gcp` (its cached
+//! `access-token` or its `cmd-path`; Google application default
+//! credentials with the feature `oauth`) and `oidc` (feature `oidc`), and
+//! the rustls configuration.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), kubeset_rest::config::ConfigError> {
@@ -12,7 +15,11 @@
 mod auth;
 mod error;
 mod exec;
+mod gcp;
+#[cfg(feature = "oauth")]
+mod gcp_adc;
 mod incluster;
+mod jsonpath;
 mod kubeconfig;
 #[cfg(feature = "oidc")]
 mod oidc;
@@ -171,6 +178,9 @@ pub struct Config {
     /// authenticator and/or the client identity); see
     /// [`with_exec_timeout`](Self::with_exec_timeout).
     exec: Option<Arc<ExecAuthenticator>>,
+    /// The kubeconfig user's `auth-provider: gcp`, if any (its `cmd-path`
+    /// runs with the exec timeout).
+    gcp: Option<Arc<gcp::GcpAuthenticator>>,
 }
 
 impl fmt::Debug for Config {
@@ -311,6 +321,7 @@ impl Config {
             max_response_body: None,
             wire_format: WireFormat::Json,
             exec: None,
+            gcp: None,
         }
     }
 
@@ -342,12 +353,15 @@ impl Config {
     }
 
     /// How long the exec credential plugin may run, if this configuration
-    /// has one (a kubeconfig user with `exec`).
+    /// has one (a kubeconfig user with `exec`, or with `auth-provider: gcp`
+    /// and its `cmd-path`).
     pub fn exec_timeout(&self) -> Option<Duration> {
-        self.exec.as_ref().map(|e| e.timeout())
+        let gcp = || self.gcp.as_ref().and_then(|g| g.timeout());
+        self.exec.as_ref().map(|e| e.timeout()).or_else(gcp)
     }
 
-    /// Lets the exec credential plugin, if this configuration has one, run
+    /// Lets the exec credential plugin, if this configuration has one (or
+    /// the `cmd-path` of an `auth-provider: gcp`), run
     /// for at most `timeout` (default [`DEFAULT_EXEC_TIMEOUT`], 180 s);
     /// then it and its process group are killed and the call fails with
     /// [`ConfigError::ExecTimeout`]. Set on a loaded configuration
@@ -366,6 +380,17 @@ impl Config {
     /// # Ok(()) }
     /// ```
     pub fn with_exec_timeout(mut self, timeout: Duration) -> Result<Self, ConfigError> {
+        if let Some(old) = self.gcp.take() {
+            let new = Arc::new(old.with_timeout(exec::check_exec_timeout(timeout)?));
+            if self
+                .authenticator
+                .as_ref()
+                .is_some_and(|a| std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(&old)))
+            {
+                self.authenticator = Some(new.clone());
+            }
+            self.gcp = Some(new);
+        }
         let Some(old) = self.exec.take() else {
             exec::check_exec_timeout(timeout)?;
             return Ok(self);

@@ -270,16 +270,26 @@ pub(super) fn trust(cluster: &Chosen<Cluster>) -> Result<Trust, ConfigError> {
     })
 }
 
-/// The legacy `auth-provider` (removed from client-go in 1.26): `oidc`
-/// with the feature `oidc` (kube-rs's); any other is refused, naming it.
+/// The legacy `auth-provider` (removed from client-go in 1.26): `gcp`, and
+/// `oidc` with the feature `oidc` (kube-rs's); any other is refused, naming
+/// it.
 pub(super) fn auth_provider(
-    #[cfg_attr(not(feature = "oidc"), allow(unused_variables))] config: &mut Config,
+    config: &mut Config,
     user: &Chosen<AuthInfo>,
 ) -> Result<(), ConfigError> {
     let Some(provider) = &user.value.auth_provider else {
         return Ok(());
     };
     let l = user.loader();
+    if provider.name == "gcp" {
+        let timeout = exec::check_exec_timeout(DEFAULT_EXEC_TIMEOUT)?;
+        let gcp = super::gcp::GcpAuthenticator::new(&provider.config, user.described(), timeout)
+            .map_err(|super::gcp::SetupError::Invalid(field, reason)| l.invalid(field, reason))?;
+        let gcp = Arc::new(gcp);
+        config.authenticator = Some(gcp.clone());
+        config.gcp = Some(gcp);
+        return Ok(());
+    }
     #[cfg(feature = "oidc")]
     if provider.name == "oidc" {
         let get = |k: &str| provider.config.get(k).filter(|v| !v.trim().is_empty());
@@ -870,12 +880,12 @@ users:
     #[test]
     fn a_legacy_auth_provider_is_refused_naming_it() {
         let err = Config::from_custom_kubeconfig_sync(
-            kubeconfig("", "{auth-provider: {name: gcp}}"),
+            kubeconfig("", "{auth-provider: {name: azure}}"),
             &options(),
         )
         .unwrap_err();
         assert!(
-            matches!(&err, ConfigError::InvalidField { field: "auth-provider", reason, .. } if reason.contains("\"gcp\"")),
+            matches!(&err, ConfigError::InvalidField { field: "auth-provider", reason, .. } if reason.contains("\"azure\"")),
             "{err:?}"
         );
     }
