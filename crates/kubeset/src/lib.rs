@@ -104,7 +104,7 @@
 //! | `socks5` | as kube-rs's: a kubeconfig `proxy-url` of `socks5://` or `socks5h://` |
 //! | `proxy` | accepted, nothing to turn on: the kubeconfig's `proxy-url` is always honoured for requests (http and https; socks5 with `socks5`); exec, attach and port-forward streams do not go through a proxy |
 //! | `oidc` | as kube-rs's: the kubeconfig's `auth-provider: oidc`; the `id-token` is sent, refreshed with the `refresh-token` at the issuer's token endpoint (from `/.well-known/openid-configuration`, `idp-certificate-authority(-data)` trusted) when its `exp` is past or after a 401; refreshed tokens stay in memory, as kube-rs (client-go writes them back to the file) |
-//! | `oauth` | accepted, not yet implemented: `auth-provider: gcp` is refused (use an exec plugin such as `gke-gcloud-auth-plugin`) |
+//! | `oauth` | as kube-rs's: Google application default credentials for the kubeconfig's `auth-provider: gcp` (`GOOGLE_APPLICATION_CREDENTIALS` or gcloud's `application_default_credentials.json`: a service account's RS256 JWT grant, an authorized user's refresh token; not the GCE metadata server). `auth-provider: gcp` with a cached `access-token` or a `cmd-path` works without the feature |
 //! | `aws-lc-rs`, `openssl-tls`, `webpki-roots` | accepted, not yet implemented: TLS is rustls with ring and the kubeconfig's CA |
 //! | `admission` | always: [`core::admission`] (kube-rs's `kube::core::admission` types); the typed webhook server is `runtime::webhook` (feature `webhook`) |
 //! | `kubelet-debug`, `cel`, `hyper-util-tracing` | accepted, not yet implemented: no kubelet debug API, no CEL validation, no hyper tracing |
