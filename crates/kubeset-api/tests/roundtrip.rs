@@ -6,7 +6,7 @@
 mod common;
 
 use kubeset_api::List;
-use kubeset_api::Resource;
+use kubeset_api::{Metadata, Resource};
 use kubeset_api::api::core::v1::{Pod, PodList, Secret};
 use kubeset_api::apimachinery::pkg::apis::meta::v1::{ObjectMeta, WatchEvent};
 
