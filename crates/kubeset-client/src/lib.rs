@@ -71,8 +71,8 @@ pub use scale::ScaleSubresource;
 pub use kubeset_api::schema::{self, JsonSchema};
 pub use kubeset_api::{
     ByteString, ClusterResourceScope, HasSpec, HasStatus, List, Metadata, NamespaceResourceScope,
-    Resource, ResourceExt, ResourceScope, api, apiextensions_apiserver, apimachinery, kube_aggregator,
-    resources,
+    Resource, ResourceExt, ResourceScope, api, apiextensions_apiserver, apimachinery,
+    kube_aggregator, resources,
 };
 pub use kubeset_derive::{CustomResource, JsonSchema, Resource};
 

@@ -4,8 +4,8 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use kubeset_client::{Metadata, Resource};
 use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubeset_client::{Metadata, Resource};
 use serde::{Deserialize, Serialize};
 
 /// The `Accept` header that asks the API server for metadata only.

@@ -86,8 +86,8 @@ pub fn api<P: Projection>(api: &Api<P::Full>) -> Api<P> {
 /// Names the macro uses (not part of the API).
 #[doc(hidden)]
 pub mod __private {
-    pub use kubeset_client::{Metadata, Resource};
     pub use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    pub use kubeset_client::{Metadata, Resource};
 }
 
 /// Declares `View` a projection of the kind `Full`: implements

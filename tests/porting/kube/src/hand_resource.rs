@@ -141,7 +141,10 @@ async fn hand_written_resource_and_metadata_pair() -> Result<(), BoxError> {
             }
         }]
     );
-    assert_eq!((one.timestamp.as_str(), one.window.as_str()), ("2026-01-01T00:00:00Z", "30s"));
+    assert_eq!(
+        (one.timestamp.as_str(), one.window.as_str()),
+        ("2026-01-01T00:00:00Z", "30s")
+    );
 
     // The namespaced Api, and the metadata through both traits' accessors.
     let in_default: Api<PodMetrics> = Api::namespaced(client, "default");
