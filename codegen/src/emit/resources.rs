@@ -90,10 +90,11 @@ pub(crate) struct ResourceFacts<'a> {
     pub namespaced: bool,
 }
 
-/// `impl <krate>::Resource for <name>`, written out (no derive, so a
-/// generated crate needs no proc macro): the constants and the access to
-/// the `metadata` field. `krate` is `crate` inside kubeset-api and
-/// `kubeset` in a CRD crate.
+/// `impl <krate>::Resource for <name>` and `impl <krate>::Metadata for
+/// <name>` (k8s-openapi's pair), written out (no derive, so a generated
+/// crate needs no proc macro): the constants, and the access to the
+/// `metadata` field. `krate` is `crate` inside kubeset-api and `kubeset`
+/// in a CRD crate.
 pub(crate) fn resource_impl(
     krate: &TokenStream,
     name: &Ident,
@@ -125,6 +126,10 @@ pub(crate) fn resource_impl(
             const PLURAL: &'static str = #plural;
             const API_VERSION: &'static str = #api_version;
             type Scope = #scope;
+        }
+
+        impl #krate::Metadata for #name {
+            type Ty = #meta;
 
             fn metadata(&self) -> &#meta {
                 &self.metadata

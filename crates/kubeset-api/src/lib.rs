@@ -68,6 +68,6 @@ pub mod types;
 
 pub use object::{HasSpec, HasStatus};
 pub use resource::{
-    ClusterResourceScope, NamespaceResourceScope, Resource, ResourceExt, ResourceScope,
+    ClusterResourceScope, Metadata, NamespaceResourceScope, Resource, ResourceExt, ResourceScope,
 };
 pub use types::{ByteString, List};

@@ -1,4 +1,5 @@
-//! The `Resource` trait: what the typed client needs to know about a kind.
+//! The `Resource` trait (what the typed client needs to know about a kind)
+//! and its supertrait `Metadata`, shaped as k8s-openapi's pair.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -37,31 +38,129 @@ impl ResourceScope for ClusterResourceScope {
     const NAMESPACED: bool = false;
 }
 
+/// An object with metadata, as k8s-openapi's `Metadata`: the accessors
+/// that [`Resource`] builds on (`Resource: Metadata<Ty = ObjectMeta>`).
+///
+/// Every kind implements it beside [`Resource`]: the generated kinds and
+/// `#[derive(Resource)]`/`#[derive(CustomResource)]` write both impls; a
+/// kind written by hand writes both, as for k8s-openapi (below). It has
+/// no supertrait (k8s-openapi's has `Resource`), so that `Resource` can
+/// require it. Call [`Resource::meta`] (kube-rs's name) when only
+/// `Resource` is imported; `K: Resource` in a bound reaches
+/// `metadata()` through the supertrait.
+///
+/// A kind the models lack, implemented by hand as for k8s-openapi (this is
+/// kubectl-view-allocations' `PodMetrics` after the rename):
+///
+/// ```
+/// use kubeset_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+/// use kubeset_api::{Metadata, NamespaceResourceScope, Resource, ResourceExt};
+///
+/// #[derive(Default)]
+/// struct PodMetrics {
+///     metadata: ObjectMeta,
+/// }
+///
+/// impl Resource for PodMetrics {
+///     const GROUP: &'static str = "metrics.k8s.io";
+///     const KIND: &'static str = "PodMetrics";
+///     const VERSION: &'static str = "v1beta1";
+///     const API_VERSION: &'static str = "metrics.k8s.io/v1beta1";
+///     const URL_PATH_SEGMENT: &'static str = "pods";
+///     type Scope = NamespaceResourceScope;
+/// }
+///
+/// impl Metadata for PodMetrics {
+///     type Ty = ObjectMeta;
+///     fn metadata(&self) -> &ObjectMeta {
+///         &self.metadata
+///     }
+///     fn metadata_mut(&mut self) -> &mut ObjectMeta {
+///         &mut self.metadata
+///     }
+/// }
+///
+/// let mut m = PodMetrics::default();
+/// m.meta_mut().name = Some("web-0".into());
+/// assert_eq!(m.name_any(), "web-0");
+/// assert_eq!(PodMetrics::PLURAL, "pods", "PLURAL follows URL_PATH_SEGMENT");
+/// assert_eq!(
+///     PodMetrics::url_path(&(), Some("ns")),
+///     "/apis/metrics.k8s.io/v1beta1/namespaces/ns/pods"
+/// );
+/// ```
+pub trait Metadata {
+    /// The type of the metadata: [`ObjectMeta`] for every [`Resource`].
+    type Ty;
+
+    /// The object's metadata.
+    fn metadata(&self) -> &Self::Ty;
+
+    /// The object's metadata, mutably.
+    fn metadata_mut(&mut self) -> &mut Self::Ty;
+}
+
 /// A kind served as a REST resource. Implement it with
 /// `#[derive(Resource)]` (crate `kubeset-derive`, re-exported by the
-/// `kubeset` facade); the generated kinds write their impls out.
-pub trait Resource {
+/// `kubeset` facade); the generated kinds write their impls out. Its
+/// supertrait [`Metadata`] holds `metadata()`/`metadata_mut()`, as
+/// k8s-openapi's pair does, so a hand-written impl is the two impls
+/// k8s-openapi's users write (example on [`Metadata`]).
+///
+/// The plural goes by either name: [`PLURAL`](Self::PLURAL) (kubeset's)
+/// or [`URL_PATH_SEGMENT`](Self::URL_PATH_SEGMENT) (k8s-openapi's); an
+/// impl gives one of them and the other follows. An impl that gives
+/// neither compiles under `cargo check` and fails to build where the
+/// plural is first used (in a monomorphised use such as `Api<K>`'s
+/// URLs), with ``error[E0391]: cycle detected when simplifying constant
+/// for the type system `Resource::PLURAL` `` pointing at the two defaults,
+/// whose lines say `cycle? the impl gave no plural`, and a last note
+/// naming the use with the kind (``cycle used when collecting items used
+/// by `ApiResource::of::<PodMetrics>` ``): give one of the two.
+///
+/// ```compile_fail,E0391
+/// # use kubeset_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+/// # use kubeset_api::{Metadata, NamespaceResourceScope, Resource};
+/// struct NoPlural {
+///     metadata: ObjectMeta,
+/// }
+///
+/// impl Resource for NoPlural {
+///     const GROUP: &'static str = "example.com";
+///     const VERSION: &'static str = "v1";
+///     const KIND: &'static str = "NoPlural";
+///     const API_VERSION: &'static str = "example.com/v1";
+///     type Scope = NamespaceResourceScope;
+///     // neither PLURAL nor URL_PATH_SEGMENT
+/// }
+/// # impl Metadata for NoPlural {
+/// #     type Ty = ObjectMeta;
+/// #     fn metadata(&self) -> &ObjectMeta { &self.metadata }
+/// #     fn metadata_mut(&mut self) -> &mut ObjectMeta { &mut self.metadata }
+/// # }
+///
+/// println!("{}", NoPlural::url_path(&(), None));
+/// ```
+pub trait Resource: Metadata<Ty = ObjectMeta> {
     /// API group, empty for the core group.
     const GROUP: &'static str;
     /// API version, e.g. `v1`.
     const VERSION: &'static str;
     /// Kind, e.g. `Deployment`.
     const KIND: &'static str;
-    /// Lowercase plural used in URLs, e.g. `deployments`.
-    const PLURAL: &'static str;
+    /// Lowercase plural used in URLs, e.g. `deployments`; the same as
+    /// [`URL_PATH_SEGMENT`](Self::URL_PATH_SEGMENT), which it defaults to.
+    const PLURAL: &'static str = Self::URL_PATH_SEGMENT; // cycle? the impl gave no plural
+    /// The plural by k8s-openapi's name; defaults to
+    /// [`PLURAL`](Self::PLURAL). An impl gives one of the two.
+    const URL_PATH_SEGMENT: &'static str = Self::PLURAL; // cycle? the impl gave no plural
     /// `group/version`, or `version` for the core group.
     const API_VERSION: &'static str;
     /// [`NamespaceResourceScope`] or [`ClusterResourceScope`].
     type Scope: ResourceScope;
 
-    /// The object's metadata.
-    fn metadata(&self) -> &ObjectMeta;
-
-    /// The object's metadata, mutably.
-    fn metadata_mut(&mut self) -> &mut ObjectMeta;
-
     /// The metadata, by kube-rs's name (`Resource::meta`; k8s-openapi's
-    /// is [`metadata`](Self::metadata)).
+    /// is [`Metadata::metadata`]).
     fn meta(&self) -> &ObjectMeta {
         self.metadata()
     }
@@ -166,7 +265,7 @@ pub trait Resource {
 
 static EMPTY_MAP: BTreeMap<String, String> = BTreeMap::new();
 
-/// Helpers over [`Resource::metadata`] with kube-rs's names and shapes
+/// Helpers over [`Metadata::metadata`] with kube-rs's names and shapes
 /// (`kube::ResourceExt`; `meta` and `meta_mut` are on [`Resource`], as
 /// in kube-rs), implemented
 /// for every [`Resource`]. The reference builders (`object_ref`,
@@ -178,7 +277,8 @@ static EMPTY_MAP: BTreeMap<String, String> = BTreeMap::new();
 /// # #[derive(Default)] struct Cm { metadata: ObjectMeta }
 /// # impl Resource for Cm { const GROUP: &'static str = ""; const VERSION: &'static str = "v1";
 /// #   const KIND: &'static str = "ConfigMap"; const PLURAL: &'static str = "configmaps";
-/// #   const API_VERSION: &'static str = "v1"; type Scope = kubeset_api::NamespaceResourceScope;
+/// #   const API_VERSION: &'static str = "v1"; type Scope = kubeset_api::NamespaceResourceScope; }
+/// # impl kubeset_api::Metadata for Cm { type Ty = ObjectMeta;
 /// #   fn metadata(&self) -> &ObjectMeta { &self.metadata }
 /// #   fn metadata_mut(&mut self) -> &mut ObjectMeta { &mut self.metadata } }
 /// let mut cm = Cm::default();
@@ -308,6 +408,10 @@ mod tests {
         const PLURAL: &'static str = "things";
         const API_VERSION: &'static str = "example.com/v1";
         type Scope = NamespaceResourceScope;
+    }
+
+    impl Metadata for Thing {
+        type Ty = ObjectMeta;
         fn metadata(&self) -> &ObjectMeta {
             &self.metadata
         }

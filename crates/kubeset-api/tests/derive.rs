@@ -1,7 +1,9 @@
 //! `#[derive(Resource)]` on a user's own CRD struct, against the real trait.
 
 use kubeset_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubeset_api::{ClusterResourceScope, List, NamespaceResourceScope, Resource, ResourceScope};
+use kubeset_api::{
+    ClusterResourceScope, List, Metadata, NamespaceResourceScope, Resource, ResourceScope,
+};
 use kubeset_derive::Resource;
 use serde::{Deserialize, Serialize};
 

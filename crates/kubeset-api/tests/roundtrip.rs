@@ -6,9 +6,9 @@
 mod common;
 
 use kubeset_api::List;
-use kubeset_api::Resource;
 use kubeset_api::api::core::v1::{Pod, PodList, Secret};
 use kubeset_api::apimachinery::pkg::apis::meta::v1::{ObjectMeta, WatchEvent};
+use kubeset_api::{Metadata, Resource};
 
 #[test]
 fn pod_round_trips() {

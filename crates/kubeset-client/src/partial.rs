@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 use http::HeaderValue;
 use http::header::ACCEPT;
 use kubeset_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubeset_api::{List, Resource};
+use kubeset_api::{List, Metadata, Resource};
 use kubeset_rest::{Error, Verb, WatchStream};
 use serde::{Deserialize, Serialize};
 
@@ -148,6 +148,10 @@ impl<K: Resource> Resource for PartialObjectMeta<K> {
     const PLURAL: &'static str = K::PLURAL;
     const API_VERSION: &'static str = K::API_VERSION;
     type Scope = K::Scope;
+}
+
+impl<K> Metadata for PartialObjectMeta<K> {
+    type Ty = ObjectMeta;
 
     fn metadata(&self) -> &ObjectMeta {
         &self.metadata

@@ -41,6 +41,8 @@ struct Attrs {
     root: Option<String>,
     status: Option<Path>,
     derives: Vec<Path>,
+    /// `attr = "…"`: attributes put on the root struct as written.
+    attrs: Vec<syn::Meta>,
     short_names: Vec<String>,
     categories: Vec<String>,
     selectable: Vec<String>,
@@ -59,7 +61,7 @@ struct Attrs {
 }
 
 const KEYS: &str = "expected one of `group`, `version`, `kind`, `plural`, `singular`, `namespaced`, \
-    `root`, `status`, `derive`, `shortname`, `category`, `selectable`, `printcolumn`, `scale`, \
+    `root`, `status`, `derive`, `attr`, `shortname`, `category`, `selectable`, `printcolumn`, `scale`, \
     `crates`, `crate`, `schema`, `doc`, `label`, `annotation`, `served`, `storage`, `deprecated`, \
     `validation`";
 
@@ -272,6 +274,11 @@ fn one(meta: &ParseNestedMeta<'_>, a: &mut Attrs) -> syn::Result<()> {
         "derive" => {
             let lit: LitStr = meta.value()?.parse()?;
             a.derives.push(lit.parse()?);
+            Ok(())
+        }
+        "attr" => {
+            let lit: LitStr = meta.value()?.parse()?;
+            a.attrs.push(lit.parse()?);
             Ok(())
         }
         "shortname" => push(&mut a.short_names, str_value(meta)?),
@@ -508,6 +515,7 @@ fn root_type(c: &Ctx<'_>, a: &Attrs, vis: &syn::Visibility) -> TokenStream {
     let serde_str = quote!(#serde).to_string().replace(' ', "");
     let meta = quote!(#krate::apimachinery::pkg::apis::meta::v1::ObjectMeta);
     let derives = &a.derives;
+    let attrs = &a.attrs;
     let (status_field, status_init) = match &a.status {
         Some(status) => (
             quote! {
@@ -523,6 +531,7 @@ fn root_type(c: &Ctx<'_>, a: &Attrs, vis: &syn::Visibility) -> TokenStream {
         #[doc = #doc]
         #[derive(#serde::Deserialize, ::core::clone::Clone, ::core::fmt::Debug, #(#derives),*)]
         #[serde(crate = #serde_str)]
+        #(#[#attrs])*
         #vis struct #root {
             /// Standard object metadata.
             #[serde(default)]
@@ -801,7 +810,7 @@ mod tests {
 
     /// Inputs that between them take every branch of the expansion: scope,
     /// status, the three schema modes, crate and serde paths, root name,
-    /// doc, derives, validations, columns, scale, labels and version flags.
+    /// doc, derives, attrs, validations, columns, scale, labels and version flags.
     fn inputs() -> Vec<(&'static str, TokenStream)> {
         vec![
             (
@@ -809,6 +818,7 @@ mod tests {
                 quote! {
                     #[kube(group = "example.com", version = "v1", kind = "Gadget", namespaced)]
                     #[kube(status = "GadgetStatus", root = "Widget", derive = "PartialEq", derive = "Default")]
+                    #[kube(attr = "allow(deprecated)", attr = "must_use")]
                     #[kube(shortname = "gd", shortname = "gdg", category = "all", selectable = ".spec.size")]
                     #[kube(validation = "self.spec.size > 0", validation = "has(self.spec)")]
                     #[kube(printcolumn = r#"{"name":"Size","type":"integer","jsonPath":".spec.size","priority":1}"#)]

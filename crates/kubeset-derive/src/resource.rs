@@ -180,7 +180,8 @@ pub struct Facts<'a> {
     pub namespaced: bool,
 }
 
-/// `impl Resource for name` (with `metadata` as the field), shared by
+/// `impl Resource for name` and `impl Metadata for name` (k8s-openapi's
+/// pair, with `metadata` as the field), shared by
 /// `#[derive(Resource)]` and `#[derive(CustomResource)]`.
 pub fn resource_impl(
     krate: &Path,
@@ -220,6 +221,9 @@ pub fn resource_impl(
             const PLURAL: &'static str = #plural;
             const API_VERSION: &'static str = #api_version;
             type Scope = #scope;
+        }
+        impl #impl_generics #krate::Metadata for #name #ty_generics #where_clause {
+            type Ty = #meta;
             fn metadata(&self) -> &#meta {
                 #get
             }
@@ -264,6 +268,16 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("& self . metadata"), "{out}");
+        assert!(
+            out.contains("impl :: kubeset :: Metadata for Deployment"),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "type Ty = :: kubeset :: apimachinery :: pkg :: apis :: meta :: v1 :: ObjectMeta"
+            ),
+            "{out}"
+        );
     }
 
     #[test]

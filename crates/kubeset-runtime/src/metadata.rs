@@ -4,8 +4,8 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use kubeset_client::Resource;
 use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubeset_client::{Metadata, Resource};
 use serde::{Deserialize, Serialize};
 
 /// The `Accept` header that asks the API server for metadata only.
@@ -65,6 +65,10 @@ impl<K: Resource> Resource for PartialObjectMetadata<K> {
     const PLURAL: &'static str = K::PLURAL;
     const API_VERSION: &'static str = K::API_VERSION;
     type Scope = K::Scope;
+}
+
+impl<K> Metadata for PartialObjectMetadata<K> {
+    type Ty = ObjectMeta;
 
     fn metadata(&self) -> &ObjectMeta {
         &self.metadata

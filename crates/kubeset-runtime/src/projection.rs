@@ -86,13 +86,14 @@ pub fn api<P: Projection>(api: &Api<P::Full>) -> Api<P> {
 /// Names the macro uses (not part of the API).
 #[doc(hidden)]
 pub mod __private {
-    pub use kubeset_client::Resource;
     pub use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    pub use kubeset_client::{Metadata, Resource};
 }
 
 /// Declares `View` a projection of the kind `Full`: implements
 /// [`Resource`] with `Full`'s group, version, kind, plural, apiVersion and
-/// scope (its metadata is the struct's `metadata: ObjectMeta` field) and
+/// scope, [`Metadata`](kubeset_client::Metadata) over the struct's
+/// `metadata: ObjectMeta` field, and
 /// [`Projection`] with `Full`. See the [module docs](mod@crate::projection).
 ///
 /// ```
@@ -117,6 +118,10 @@ macro_rules! projection {
             const API_VERSION: &'static str =
                 <$full as $crate::projection::__private::Resource>::API_VERSION;
             type Scope = <$full as $crate::projection::__private::Resource>::Scope;
+        }
+
+        impl $crate::projection::__private::Metadata for $view {
+            type Ty = $crate::projection::__private::ObjectMeta;
 
             fn metadata(&self) -> &$crate::projection::__private::ObjectMeta {
                 &self.metadata

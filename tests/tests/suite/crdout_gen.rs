@@ -50,6 +50,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "adjacents";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Adjacent {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -246,6 +249,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "cels";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Cel {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -370,6 +376,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "conditioneds";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Conditioned {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -545,6 +554,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "embeddedmetas";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for EmbeddedMeta {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -833,6 +845,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "externals";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for External {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -924,6 +939,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "externalmixeds";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for ExternalMixed {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -1097,6 +1115,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "flattens";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Flatten {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -1190,6 +1211,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "flattenenums";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for FlattenEnum {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -1314,6 +1338,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "flattenmaps";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for FlattenMap {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -1452,6 +1479,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "flattentwos";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for FlattenTwo {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -1623,6 +1653,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "internals";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Internal {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -1765,6 +1798,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "listtypeses";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for ListTypes {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -1906,6 +1942,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "listses";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Lists {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -2018,6 +2057,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "mapses";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Maps {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -2132,6 +2174,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "optionalses";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Optionals {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -2258,6 +2303,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "policies";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Policy {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -2366,6 +2414,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "printeds";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Printed {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -2476,6 +2527,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "quantitieses";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Quantities {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -2593,6 +2647,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "scalarses";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Scalars {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -2725,6 +2782,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "scaleds";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Scaled {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -2865,6 +2925,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "selectorses";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Selectors {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -3041,6 +3104,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "serdeattrses";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for SerdeAttrs {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -3269,6 +3335,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "templateds";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Templated {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -3381,6 +3450,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "timeses";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Times {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -3494,6 +3566,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "unitenums";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for UnitEnum {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -3671,6 +3746,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "untaggedobjectses";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for UntaggedObjects {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -3779,6 +3857,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "untaggedscalarses";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for UntaggedScalars {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -3897,6 +3978,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "untypeds";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Untyped {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -3984,6 +4068,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "validateds";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for Validated {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -4169,6 +4256,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "variantcels";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::NamespaceResourceScope;
+            }
+            impl kubeset::Metadata for VariantCel {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -4470,6 +4560,9 @@ pub mod crdout_kubeset_dev {
                 const PLURAL: &'static str = "wides";
                 const API_VERSION: &'static str = "crdout.kubeset.dev/v1";
                 type Scope = kubeset::ClusterResourceScope;
+            }
+            impl kubeset::Metadata for Wide {
+                type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
                 fn metadata(
                     &self,
                 ) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {

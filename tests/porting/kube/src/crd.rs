@@ -1,5 +1,5 @@
 //! `#[derive(CustomResource)]` with the `#[kube(...)]` keys kube 5 has
-//! (all but `attr`, `no_spec`, `crates` and the `KubeSchema`-only
+//! (all but `no_spec`, `crates` and the `KubeSchema`-only
 //! `validation`, which kubeset lacks or spells otherwise: README), the
 //! CRD installed and awaited with `await_condition`, objects and their
 //! status subresource (kube-rs's generic `Api::get_scale` is not
@@ -24,6 +24,7 @@ use crate::support::{BoxError, server, within};
     namespaced,
     status = "DatabaseStatus",
     derive = "PartialEq",
+    attr = "allow(deprecated)",
     plural = "databases",
     singular = "database",
     shortname = "db",

@@ -21,6 +21,8 @@ mod crd;
 #[cfg(test)]
 mod dynamic;
 #[cfg(test)]
+mod hand_resource;
+#[cfg(test)]
 mod kubeconfig;
 #[cfg(test)]
 mod metadata;

@@ -31,6 +31,9 @@ impl kubeset::Resource for Gadget {
     const PLURAL: &'static str = "gadgets";
     const API_VERSION: &'static str = "golden.example.com/v1";
     type Scope = kubeset::NamespaceResourceScope;
+}
+impl kubeset::Metadata for Gadget {
+    type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -33,6 +33,9 @@ impl kubeset::Resource for Policy {
     const PLURAL: &'static str = "policies";
     const API_VERSION: &'static str = "golden.example.com/v1";
     type Scope = kubeset::NamespaceResourceScope;
+}
+impl kubeset::Metadata for Policy {
+    type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

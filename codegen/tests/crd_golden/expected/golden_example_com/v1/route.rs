@@ -33,6 +33,9 @@ impl kubeset::Resource for Route {
     const PLURAL: &'static str = "routes";
     const API_VERSION: &'static str = "golden.example.com/v1";
     type Scope = kubeset::NamespaceResourceScope;
+}
+impl kubeset::Metadata for Route {
+    type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

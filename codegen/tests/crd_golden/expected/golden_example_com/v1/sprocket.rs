@@ -31,6 +31,9 @@ impl kubeset::Resource for Sprocket {
     const PLURAL: &'static str = "sprockets";
     const API_VERSION: &'static str = "golden.example.com/v1";
     type Scope = kubeset::NamespaceResourceScope;
+}
+impl kubeset::Metadata for Sprocket {
+    type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

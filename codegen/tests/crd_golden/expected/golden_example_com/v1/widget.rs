@@ -37,6 +37,9 @@ impl kubeset::Resource for Widget {
     const PLURAL: &'static str = "widgets";
     const API_VERSION: &'static str = "golden.example.com/v1";
     type Scope = kubeset::NamespaceResourceScope;
+}
+impl kubeset::Metadata for Widget {
+    type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -33,6 +33,9 @@ impl kubeset::Resource for Backend {
     const PLURAL: &'static str = "backends";
     const API_VERSION: &'static str = "golden.x-k8s.io/v1beta1";
     type Scope = kubeset::ClusterResourceScope;
+}
+impl kubeset::Metadata for Backend {
+    type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -16,6 +16,9 @@ impl crate::Resource for MutatingWebhookConfiguration {
     const PLURAL: &'static str = "mutatingwebhookconfigurations";
     const API_VERSION: &'static str = "admissionregistration.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for MutatingWebhookConfiguration {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -22,6 +22,9 @@ impl crate::Resource for ValidatingAdmissionPolicyBinding {
     const PLURAL: &'static str = "validatingadmissionpolicybindings";
     const API_VERSION: &'static str = "admissionregistration.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for ValidatingAdmissionPolicyBinding {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -16,6 +16,9 @@ impl crate::Resource for ValidatingWebhookConfiguration {
     const PLURAL: &'static str = "validatingwebhookconfigurations";
     const API_VERSION: &'static str = "admissionregistration.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for ValidatingWebhookConfiguration {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -22,6 +22,9 @@ impl crate::Resource for MutatingAdmissionPolicyBinding {
     const PLURAL: &'static str = "mutatingadmissionpolicybindings";
     const API_VERSION: &'static str = "admissionregistration.k8s.io/v1alpha1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for MutatingAdmissionPolicyBinding {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

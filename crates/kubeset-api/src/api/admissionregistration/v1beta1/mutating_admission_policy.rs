@@ -18,6 +18,9 @@ impl crate::Resource for MutatingAdmissionPolicy {
     const PLURAL: &'static str = "mutatingadmissionpolicies";
     const API_VERSION: &'static str = "admissionregistration.k8s.io/v1beta1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for MutatingAdmissionPolicy {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -18,6 +18,9 @@ impl crate::Resource for StorageVersion {
     const PLURAL: &'static str = "storageversions";
     const API_VERSION: &'static str = "internal.apiserver.k8s.io/v1alpha1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for StorageVersion {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

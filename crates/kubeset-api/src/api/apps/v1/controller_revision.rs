@@ -18,6 +18,9 @@ impl crate::Resource for ControllerRevision {
     const PLURAL: &'static str = "controllerrevisions";
     const API_VERSION: &'static str = "apps/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for ControllerRevision {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

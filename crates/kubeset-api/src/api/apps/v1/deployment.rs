@@ -18,6 +18,9 @@ impl crate::Resource for Deployment {
     const PLURAL: &'static str = "deployments";
     const API_VERSION: &'static str = "apps/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for Deployment {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -18,6 +18,9 @@ impl crate::Resource for ReplicaSet {
     const PLURAL: &'static str = "replicasets";
     const API_VERSION: &'static str = "apps/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for ReplicaSet {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -22,6 +22,9 @@ impl crate::Resource for StatefulSet {
     const PLURAL: &'static str = "statefulsets";
     const API_VERSION: &'static str = "apps/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for StatefulSet {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -16,6 +16,9 @@ impl crate::Resource for SelfSubjectReview {
     const PLURAL: &'static str = "selfsubjectreviews";
     const API_VERSION: &'static str = "authentication.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for SelfSubjectReview {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

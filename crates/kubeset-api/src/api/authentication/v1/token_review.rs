@@ -18,6 +18,9 @@ impl crate::Resource for TokenReview {
     const PLURAL: &'static str = "tokenreviews";
     const API_VERSION: &'static str = "authentication.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for TokenReview {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

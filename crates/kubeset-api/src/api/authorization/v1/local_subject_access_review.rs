@@ -18,6 +18,9 @@ impl crate::Resource for LocalSubjectAccessReview {
     const PLURAL: &'static str = "localsubjectaccessreviews";
     const API_VERSION: &'static str = "authorization.k8s.io/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for LocalSubjectAccessReview {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

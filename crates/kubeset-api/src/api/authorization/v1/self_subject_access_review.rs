@@ -18,6 +18,9 @@ impl crate::Resource for SelfSubjectAccessReview {
     const PLURAL: &'static str = "selfsubjectaccessreviews";
     const API_VERSION: &'static str = "authorization.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for SelfSubjectAccessReview {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -18,6 +18,9 @@ impl crate::Resource for SelfSubjectRulesReview {
     const PLURAL: &'static str = "selfsubjectrulesreviews";
     const API_VERSION: &'static str = "authorization.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for SelfSubjectRulesReview {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

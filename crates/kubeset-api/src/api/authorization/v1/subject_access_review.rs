@@ -18,6 +18,9 @@ impl crate::Resource for SubjectAccessReview {
     const PLURAL: &'static str = "subjectaccessreviews";
     const API_VERSION: &'static str = "authorization.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for SubjectAccessReview {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -18,6 +18,9 @@ impl crate::Resource for HorizontalPodAutoscaler {
     const PLURAL: &'static str = "horizontalpodautoscalers";
     const API_VERSION: &'static str = "autoscaling/v2";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for HorizontalPodAutoscaler {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

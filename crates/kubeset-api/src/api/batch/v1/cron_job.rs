@@ -18,6 +18,9 @@ impl crate::Resource for CronJob {
     const PLURAL: &'static str = "cronjobs";
     const API_VERSION: &'static str = "batch/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for CronJob {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

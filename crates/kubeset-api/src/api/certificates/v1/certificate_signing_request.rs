@@ -24,6 +24,9 @@ impl crate::Resource for CertificateSigningRequest {
     const PLURAL: &'static str = "certificatesigningrequests";
     const API_VERSION: &'static str = "certificates.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for CertificateSigningRequest {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -20,6 +20,9 @@ impl crate::Resource for ClusterTrustBundle {
     const PLURAL: &'static str = "clustertrustbundles";
     const API_VERSION: &'static str = "certificates.k8s.io/v1alpha1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for ClusterTrustBundle {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

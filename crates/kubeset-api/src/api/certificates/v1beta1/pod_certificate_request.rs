@@ -20,6 +20,9 @@ impl crate::Resource for PodCertificateRequest {
     const PLURAL: &'static str = "podcertificaterequests";
     const API_VERSION: &'static str = "certificates.k8s.io/v1beta1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for PodCertificateRequest {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

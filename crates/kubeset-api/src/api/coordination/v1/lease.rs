@@ -16,6 +16,9 @@ impl crate::Resource for Lease {
     const PLURAL: &'static str = "leases";
     const API_VERSION: &'static str = "coordination.k8s.io/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for Lease {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

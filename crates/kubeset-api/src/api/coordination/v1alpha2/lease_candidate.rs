@@ -16,6 +16,9 @@ impl crate::Resource for LeaseCandidate {
     const PLURAL: &'static str = "leasecandidates";
     const API_VERSION: &'static str = "coordination.k8s.io/v1alpha2";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for LeaseCandidate {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

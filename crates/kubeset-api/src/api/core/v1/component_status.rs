@@ -16,6 +16,9 @@ impl crate::Resource for ComponentStatus {
     const PLURAL: &'static str = "componentstatuses";
     const API_VERSION: &'static str = "v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for ComponentStatus {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

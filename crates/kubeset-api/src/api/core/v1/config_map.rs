@@ -20,6 +20,9 @@ impl crate::Resource for ConfigMap {
     const PLURAL: &'static str = "configmaps";
     const API_VERSION: &'static str = "v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for ConfigMap {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -32,6 +32,9 @@ impl crate::Resource for Endpoints {
     const PLURAL: &'static str = "endpoints";
     const API_VERSION: &'static str = "v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for Endpoints {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

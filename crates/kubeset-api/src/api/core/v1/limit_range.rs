@@ -16,6 +16,9 @@ impl crate::Resource for LimitRange {
     const PLURAL: &'static str = "limitranges";
     const API_VERSION: &'static str = "v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for LimitRange {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -18,6 +18,9 @@ impl crate::Resource for Namespace {
     const PLURAL: &'static str = "namespaces";
     const API_VERSION: &'static str = "v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for Namespace {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -18,6 +18,9 @@ impl crate::Resource for PersistentVolume {
     const PLURAL: &'static str = "persistentvolumes";
     const API_VERSION: &'static str = "v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for PersistentVolume {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

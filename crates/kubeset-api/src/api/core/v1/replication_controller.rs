@@ -18,6 +18,9 @@ impl crate::Resource for ReplicationController {
     const PLURAL: &'static str = "replicationcontrollers";
     const API_VERSION: &'static str = "v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for ReplicationController {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -20,6 +20,9 @@ impl crate::Resource for ServiceAccount {
     const PLURAL: &'static str = "serviceaccounts";
     const API_VERSION: &'static str = "v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for ServiceAccount {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -20,6 +20,9 @@ impl crate::Resource for EndpointSlice {
     const PLURAL: &'static str = "endpointslices";
     const API_VERSION: &'static str = "discovery.k8s.io/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for EndpointSlice {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

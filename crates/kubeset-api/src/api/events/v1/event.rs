@@ -46,6 +46,9 @@ impl crate::Resource for Event {
     const PLURAL: &'static str = "events";
     const API_VERSION: &'static str = "events.k8s.io/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for Event {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

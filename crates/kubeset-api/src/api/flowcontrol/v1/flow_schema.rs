@@ -18,6 +18,9 @@ impl crate::Resource for FlowSchema {
     const PLURAL: &'static str = "flowschemas";
     const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for FlowSchema {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -18,6 +18,9 @@ impl crate::Resource for Ingress {
     const PLURAL: &'static str = "ingresses";
     const API_VERSION: &'static str = "networking.k8s.io/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for Ingress {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

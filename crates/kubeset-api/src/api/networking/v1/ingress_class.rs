@@ -16,6 +16,9 @@ impl crate::Resource for IngressClass {
     const PLURAL: &'static str = "ingressclasses";
     const API_VERSION: &'static str = "networking.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for IngressClass {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

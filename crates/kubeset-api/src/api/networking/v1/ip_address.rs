@@ -16,6 +16,9 @@ impl crate::Resource for IPAddress {
     const PLURAL: &'static str = "ipaddresses";
     const API_VERSION: &'static str = "networking.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for IPAddress {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -16,6 +16,9 @@ impl crate::Resource for NetworkPolicy {
     const PLURAL: &'static str = "networkpolicies";
     const API_VERSION: &'static str = "networking.k8s.io/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for NetworkPolicy {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -18,6 +18,9 @@ impl crate::Resource for ServiceCIDR {
     const PLURAL: &'static str = "servicecidrs";
     const API_VERSION: &'static str = "networking.k8s.io/v1beta1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for ServiceCIDR {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

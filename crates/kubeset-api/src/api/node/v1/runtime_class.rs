@@ -21,6 +21,9 @@ impl crate::Resource for RuntimeClass {
     const PLURAL: &'static str = "runtimeclasses";
     const API_VERSION: &'static str = "node.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for RuntimeClass {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

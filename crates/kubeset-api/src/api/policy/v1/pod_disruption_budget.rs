@@ -18,6 +18,9 @@ impl crate::Resource for PodDisruptionBudget {
     const PLURAL: &'static str = "poddisruptionbudgets";
     const API_VERSION: &'static str = "policy/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for PodDisruptionBudget {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

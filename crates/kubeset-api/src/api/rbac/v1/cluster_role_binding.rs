@@ -18,6 +18,9 @@ impl crate::Resource for ClusterRoleBinding {
     const PLURAL: &'static str = "clusterrolebindings";
     const API_VERSION: &'static str = "rbac.authorization.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for ClusterRoleBinding {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

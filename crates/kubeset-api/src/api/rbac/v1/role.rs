@@ -16,6 +16,9 @@ impl crate::Resource for Role {
     const PLURAL: &'static str = "roles";
     const API_VERSION: &'static str = "rbac.authorization.k8s.io/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for Role {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -18,6 +18,9 @@ impl crate::Resource for RoleBinding {
     const PLURAL: &'static str = "rolebindings";
     const API_VERSION: &'static str = "rbac.authorization.k8s.io/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for RoleBinding {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

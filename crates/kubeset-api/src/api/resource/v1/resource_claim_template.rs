@@ -20,6 +20,9 @@ impl crate::Resource for ResourceClaimTemplate {
     const PLURAL: &'static str = "resourceclaimtemplates";
     const API_VERSION: &'static str = "resource.k8s.io/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for ResourceClaimTemplate {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -28,6 +28,9 @@ impl crate::Resource for ResourceSlice {
     const PLURAL: &'static str = "resourceslices";
     const API_VERSION: &'static str = "resource.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for ResourceSlice {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

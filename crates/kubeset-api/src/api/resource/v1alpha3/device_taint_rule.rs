@@ -20,6 +20,9 @@ impl crate::Resource for DeviceTaintRule {
     const PLURAL: &'static str = "devicetaintrules";
     const API_VERSION: &'static str = "resource.k8s.io/v1alpha3";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for DeviceTaintRule {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -20,6 +20,9 @@ impl crate::Resource for ResourceClaim {
     const PLURAL: &'static str = "resourceclaims";
     const API_VERSION: &'static str = "resource.k8s.io/v1beta1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for ResourceClaim {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -22,6 +22,9 @@ impl crate::Resource for DeviceClass {
     const PLURAL: &'static str = "deviceclasses";
     const API_VERSION: &'static str = "resource.k8s.io/v1beta2";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for DeviceClass {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -22,6 +22,9 @@ impl crate::Resource for PriorityClass {
     const PLURAL: &'static str = "priorityclasses";
     const API_VERSION: &'static str = "scheduling.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for PriorityClass {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

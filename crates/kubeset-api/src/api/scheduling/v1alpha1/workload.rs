@@ -16,6 +16,9 @@ impl crate::Resource for Workload {
     const PLURAL: &'static str = "workloads";
     const API_VERSION: &'static str = "scheduling.k8s.io/v1alpha1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for Workload {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

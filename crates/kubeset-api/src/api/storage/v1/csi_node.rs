@@ -16,6 +16,9 @@ impl crate::Resource for CSINode {
     const PLURAL: &'static str = "csinodes";
     const API_VERSION: &'static str = "storage.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for CSINode {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -38,6 +38,9 @@ impl crate::Resource for CSIStorageCapacity {
     const PLURAL: &'static str = "csistoragecapacities";
     const API_VERSION: &'static str = "storage.k8s.io/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for CSIStorageCapacity {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

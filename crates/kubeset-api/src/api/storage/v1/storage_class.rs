@@ -30,6 +30,9 @@ impl crate::Resource for StorageClass {
     const PLURAL: &'static str = "storageclasses";
     const API_VERSION: &'static str = "storage.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for StorageClass {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

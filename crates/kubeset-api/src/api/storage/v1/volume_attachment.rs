@@ -20,6 +20,9 @@ impl crate::Resource for VolumeAttachment {
     const PLURAL: &'static str = "volumeattachments";
     const API_VERSION: &'static str = "storage.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for VolumeAttachment {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -20,6 +20,9 @@ impl crate::Resource for VolumeAttributesClass {
     const PLURAL: &'static str = "volumeattributesclasses";
     const API_VERSION: &'static str = "storage.k8s.io/v1beta1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for VolumeAttributesClass {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -20,6 +20,9 @@ impl crate::Resource for StorageVersionMigration {
     const PLURAL: &'static str = "storageversionmigrations";
     const API_VERSION: &'static str = "storagemigration.k8s.io/v1beta1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for StorageVersionMigration {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -44,6 +44,9 @@ impl kubeset::Resource for Certificate {
     const PLURAL: &'static str = "certificates";
     const API_VERSION: &'static str = "cert-manager.io/v1";
     type Scope = kubeset::NamespaceResourceScope;
+}
+impl kubeset::Metadata for Certificate {
+    type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

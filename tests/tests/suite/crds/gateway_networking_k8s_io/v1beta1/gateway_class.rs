@@ -55,6 +55,9 @@ impl kubeset::Resource for GatewayClass {
     const PLURAL: &'static str = "gatewayclasses";
     const API_VERSION: &'static str = "gateway.networking.k8s.io/v1beta1";
     type Scope = kubeset::ClusterResourceScope;
+}
+impl kubeset::Metadata for GatewayClass {
+    type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

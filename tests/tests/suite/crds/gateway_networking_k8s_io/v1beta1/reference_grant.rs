@@ -43,6 +43,9 @@ impl kubeset::Resource for ReferenceGrant {
     const PLURAL: &'static str = "referencegrants";
     const API_VERSION: &'static str = "gateway.networking.k8s.io/v1beta1";
     type Scope = kubeset::NamespaceResourceScope;
+}
+impl kubeset::Metadata for ReferenceGrant {
+    type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

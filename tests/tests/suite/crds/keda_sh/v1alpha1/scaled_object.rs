@@ -36,6 +36,9 @@ impl kubeset::Resource for ScaledObject {
     const PLURAL: &'static str = "scaledobjects";
     const API_VERSION: &'static str = "keda.sh/v1alpha1";
     type Scope = kubeset::NamespaceResourceScope;
+}
+impl kubeset::Metadata for ScaledObject {
+    type Ty = kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

@@ -20,6 +20,9 @@ impl crate::Resource for Widget {
     const PLURAL: &'static str = "widgets";
     const API_VERSION: &'static str = "example.com/v1";
     type Scope = crate::NamespaceResourceScope;
+}
+impl crate::Metadata for Widget {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

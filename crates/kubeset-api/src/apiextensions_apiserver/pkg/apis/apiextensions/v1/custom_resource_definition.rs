@@ -20,6 +20,9 @@ impl crate::Resource for CustomResourceDefinition {
     const PLURAL: &'static str = "customresourcedefinitions";
     const API_VERSION: &'static str = "apiextensions.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for CustomResourceDefinition {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }

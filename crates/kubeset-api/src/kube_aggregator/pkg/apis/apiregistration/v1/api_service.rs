@@ -22,6 +22,9 @@ impl crate::Resource for APIService {
     const PLURAL: &'static str = "apiservices";
     const API_VERSION: &'static str = "apiregistration.k8s.io/v1";
     type Scope = crate::ClusterResourceScope;
+}
+impl crate::Metadata for APIService {
+    type Ty = crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
