@@ -34,8 +34,8 @@ use kubeset_client::params::PatchParams;
 use kubeset_client::{Api, Client, Patch};
 use kubeset_runtime::shard::{ShardConfig, ShardError, ShardFilter, ShardGate, Sharder};
 use kubeset_runtime::{
-    Action, Controller, Event, LeaderElector, LeaseConfig, SharedCache, Store, StoreConfig,
-    WatcherConfig,
+    Action, Controller, Event, LeaderElector, LeaseConfig, Store, StoreConfig, WatchStreamExt as _,
+    WatcherConfig, Writer, reflector, watcher,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -255,27 +255,26 @@ async fn sharded(
     Ok(())
 }
 
-/// The controller's cache, with every (re)list it begins logged.
-fn cache(
+/// A controller of the ConfigMaps whose watch logs every (re)list it
+/// begins (the `Init` of each list, seen in the stream itself, so none is
+/// missed).
+fn listing_controller(
     api: &Api<ConfigMap>,
     watch: WatcherConfig,
     log: Option<SpanLog>,
     identity: String,
-) -> SharedCache<ConfigMap> {
-    let cache = SharedCache::start(api.clone(), watch, StoreConfig::new(), 4096);
-    // Subscribed before the first list: every `Init` is a real one.
-    let mut events = Box::pin(cache.subscribe());
-    tokio::spawn(async move {
-        while let Some(ev) = events.next().await {
-            if matches!(ev, Event::Init) {
-                tracing::info!("cache list began");
-                if let Some(log) = &log {
-                    log.event("list", &identity);
-                }
+) -> Controller<ConfigMap> {
+    let writer = Writer::new(StoreConfig::new());
+    let store = writer.store();
+    let events = watcher(api.clone(), watch).inspect(move |ev| {
+        if matches!(ev, Ok(Event::Init)) {
+            tracing::info!("cache list began");
+            if let Some(log) = &log {
+                log.event("list", &identity);
             }
         }
     });
-    cache
+    Controller::for_stream(reflector(writer, events).touched_objects(), store)
 }
 
 /// Plain leader election on `<group>-leader`, warm or cold.
@@ -308,15 +307,15 @@ async fn leader(
     let held = move || usize::from(*leads.borrow());
     let (log, me) = (ctx.log.clone(), settings.identity.clone());
     if warm {
-        let cache = cache(&ctx.api, watch, log, me);
-        print_stats_on_usr1(cache.store(), held)?;
+        let controller = listing_controller(&ctx.api, watch, log, me);
+        print_stats_on_usr1(controller.store(), held)?;
         let mut ready = elector.warm();
         tokio::spawn(async move {
             if ready.wait_for(|w| *w).await.is_ok() {
                 tracing::info!("replica warm");
             }
         });
-        Controller::for_shared(&cache)
+        controller
             .concurrency(settings.concurrency)
             .graceful_shutdown_on(stop.cancelled_owned())
             .leader_elected(elector)
@@ -340,9 +339,9 @@ async fn leader(
             let _ = lost.wait_for(|l| !*l).await;
             on_loss.cancel();
         });
-        let cache = cache(&ctx.api, watch, log, me);
-        print_stats_on_usr1(cache.store(), held)?;
-        Controller::for_shared(&cache)
+        let controller = listing_controller(&ctx.api, watch, log, me);
+        print_stats_on_usr1(controller.store(), held)?;
+        controller
             .concurrency(settings.concurrency)
             .graceful_shutdown_on(until.cancelled_owned())
             .run_until_shutdown(reconcile, ctx)
