@@ -515,7 +515,7 @@ where
     /// [`crate::leader`]). When the stream ends (shutdown, after running
     /// reconciles finished) or is dropped, the elector releases the Lease.
     ///
-    /// Replaces [`sharded`](Self::sharded) (one gate per controller).
+    /// Replaces `sharded` (feature `shard`; one gate per controller).
     ///
     /// ```no_run
     /// # use std::sync::Arc;

@@ -29,8 +29,9 @@
 //! Taking over costs the Lease expiry, not a relist.
 //!
 //! Leadership is the one-shard case of the sharder's gate
-//! ([`shard`](crate::shard)'s `ShardGate`): the same fences cancel running
-//! reconciles, with the same timing argument. Let `D` be the lease
+//! (`shard::ShardGate`, built without the feature `shard` too, unexported
+//! then): the same fences cancel running reconciles, with the same timing
+//! argument. Let `D` be the lease
 //! duration, `R` the renew deadline and `ε` the largest difference of the
 //! candidates' clock rates over one `D`:
 //!
@@ -529,6 +530,7 @@ impl LeaderElector {
         #[cfg(feature = "metrics")]
         if let Some(m) = &self.metrics {
             m.warm(&self.config.name, &self.config.identity);
+            m.leading(&self.config.name, self.is_leader());
         }
     }
 
