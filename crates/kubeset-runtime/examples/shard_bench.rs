@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo build --release -p kubeset-runtime --features shard --example sharded --example shard_bench
-//! target/release/examples/shard_bench target/release/examples/sharded [--quick] > records.json
+//! target/release/examples/shard_bench target/release/examples/sharded [--quick] [--leader-only] > records.json
 //! ```
 //!
 //! Prints a JSON array of records (progress on stderr):
@@ -29,6 +29,10 @@
 //!   `Controller::leader_elected`, the standby's cache synced before the
 //!   kill; `leader-cold`: the old way, the standby starts its controller
 //!   (and lists) after it wins the Lease.
+//!   These records also carry `led_s` (kill → the standby's `leading`
+//!   line) and `led_to_first_s` (→ its first reconcile: what the standby
+//!   does after winning, a relist when cold). `--leader-only` runs only
+//!   these.
 //!
 //! `shard_bench serve` is the server process: it prints its URL and stops
 //! when its stdin closes.
@@ -76,6 +80,8 @@ struct Plan {
     objects: usize,
     replicas: Vec<usize>,
     trials: usize,
+    /// `--leader-only`: only the plain leader election takeovers.
+    leader_only: bool,
 }
 
 fn secs(ns: u128) -> f64 {
@@ -624,10 +630,20 @@ async fn leader_takeover(
         .map(|s| s.start)
         .min()
         .ok_or("b never reconciled")?;
+    // When b led (its span log), so the Lease's share of the takeover
+    // and the rest (a relist, for the cold standby) show apart.
+    let led = spans::read_events(&run.dir.join("spans"))?
+        .into_iter()
+        .filter(|(what, who, _)| what == "leading" && who == "b")
+        .map(|(_, _, t)| t)
+        .min()
+        .ok_or("b never logged that it leads")?;
     let (lease, renew, retry) = DURATIONS;
     let v = json!({
         "bench": "shard-takeover", "standby": format!("leader-{standby}"), "filter": "leader",
         "trial": trial, "objects": plan.objects, "killed_shards": 1, "killed_objects": plan.objects,
+        "led_s": secs(led.saturating_sub(killed)),
+        "led_to_first_s": secs(first.saturating_sub(led)),
         "first_s": secs(first.saturating_sub(killed)), "all_s": secs(all.saturating_sub(killed)),
         "writes_s": writes_s, "overlaps": spans::overlaps(&spans).len(),
         "lease_s": lease, "renew_s": renew, "retry_s": retry,
@@ -639,6 +655,14 @@ async fn leader_takeover(
 async fn bench(bin: PathBuf, plan: Plan) -> Result<Vec<Value>, Error> {
     let server = Server::start()?;
     let mut all = Vec::new();
+    if plan.leader_only {
+        for trial in 0..plan.trials {
+            for standby in ["warm", "cold"] {
+                all.push(leader_takeover(&server.url, &bin, &plan, standby, trial).await?);
+            }
+        }
+        return Ok(all);
+    }
     for filter in ["server", "client"] {
         for &n in &plan.replicas {
             all.extend(throughput(&server.url, &bin, &plan, filter, n).await?);
@@ -664,21 +688,23 @@ fn main() -> Result<(), Error> {
     if args.first().map(String::as_str) == Some("serve") {
         return rt.block_on(serve());
     }
-    let bin = args
-        .first()
-        .map(PathBuf::from)
-        .ok_or("usage: shard_bench <the sharded example's binary> [--quick] | serve")?;
+    let bin = args.first().map(PathBuf::from).ok_or(
+        "usage: shard_bench <the sharded example's binary> [--quick] [--leader-only] | serve",
+    )?;
+    let leader_only = args.iter().any(|a| a == "--leader-only");
     let plan = if args.iter().any(|a| a == "--quick") {
         Plan {
             objects: 200,
             replicas: vec![1, 2, 4],
             trials: 1,
+            leader_only,
         }
     } else {
         Plan {
             objects: 2000,
             replicas: vec![1, 2, 4],
             trials: 3,
+            leader_only,
         }
     };
     let all = rt.block_on(bench(bin, plan))?;
