@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo build --release -p kubeset-runtime --features shard --example sharded --example shard_bench
-//! target/release/examples/shard_bench target/release/examples/sharded [--quick] > records.json
+//! target/release/examples/shard_bench target/release/examples/sharded [--quick] [--leader-only] > records.json
 //! ```
 //!
 //! Prints a JSON array of records (progress on stderr):
@@ -23,10 +23,22 @@
 //!   of them converged (the watch). `warm`: `ShardFilter::Client`, the
 //!   survivor's cache already holds the dead replica's objects; `cold`:
 //!   `ShardFilter::Server`, it lists them once it holds their shards.
+//!   Plain leader election on the same line (`standby` `leader-warm`,
+//!   `leader-cold`, filter `leader`): the leader is killed with two
+//!   replicas running, then every object's `want` changed; `leader-warm`:
+//!   `Controller::leader_elected`, the standby's cache synced before the
+//!   kill; `leader-cold`: the old way, the standby starts its controller
+//!   (and lists) after it wins the Lease.
+//!   These records also carry `led_s` (kill → the standby's `leading`
+//!   line) and `led_to_first_s` (→ its first reconcile: what the standby
+//!   does after winning, a relist when cold). `--leader-only` runs only
+//!   these.
 //!
 //! `shard_bench serve` is the server process: it prints its URL and stops
 //! when its stdin closes.
 
+// The span log's writer is the replicas'; this reads.
+#[allow(dead_code)]
 #[path = "sharded/spans.rs"]
 mod spans;
 
@@ -35,7 +47,7 @@ use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use futures::{StreamExt as _, TryStreamExt as _};
 use kubeset_client::api::coordination::v1::Lease;
@@ -47,6 +59,7 @@ use kubeset_client::{Api, Client, Patch};
 use kubeset_runtime::shard::{shard_of, uid_hash};
 use kubeset_runtime::{Event, WatcherConfig, watcher};
 use serde_json::{Value, json};
+use spans::now_ns;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -67,13 +80,8 @@ struct Plan {
     objects: usize,
     replicas: Vec<usize>,
     trials: usize,
-}
-
-fn now_ns() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos()
+    /// `--leader-only`: only the plain leader election takeovers.
+    leader_only: bool,
 }
 
 fn secs(ns: u128) -> f64 {
@@ -198,6 +206,8 @@ struct Run {
     dir: PathBuf,
     kubeconfig: PathBuf,
     filter: &'static str,
+    /// `SHARDED_MODE`: `shard`, `leader-warm`, `leader-cold`.
+    mode: &'static str,
 }
 
 impl Run {
@@ -223,6 +233,7 @@ impl Run {
             dir,
             kubeconfig,
             filter,
+            mode: "shard",
         })
     }
 
@@ -232,6 +243,7 @@ impl Run {
             .arg(identity)
             .env("KUBECONFIG", &self.kubeconfig)
             .env("SHARDED_FILTER", self.filter)
+            .env("SHARDED_MODE", self.mode)
             .env("SHARDED_CONCURRENCY", CONCURRENCY.to_string())
             .env("SHARDED_DURATIONS", format!("{lease},{renew},{retry}"))
             .env("SHARDED_QPS", "0")
@@ -260,6 +272,22 @@ impl Run {
             child,
             lines,
         })
+    }
+
+    /// Waits until the replica's stderr (its log) contains `what`.
+    async fn logged(&self, identity: &str, what: &str) -> Result<(), Error> {
+        let path = self.dir.join(format!("{identity}.stderr"));
+        let end = Instant::now() + LIMIT;
+        while !std::fs::read_to_string(&path)
+            .unwrap_or_default()
+            .contains(what)
+        {
+            if Instant::now() >= end {
+                return Err(format!("{identity} never logged {what:?}").into());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
     }
 
     fn spans(&self, stopped: &HashMap<String, u128>) -> Result<Vec<spans::Span>, Error> {
@@ -540,9 +568,101 @@ async fn takeover(
     Ok(v)
 }
 
+/// Waits until `who` holds the example's leader Lease.
+async fn leads(leases: &Api<Lease>, who: &str) -> Result<(), Error> {
+    let end = Instant::now() + LIMIT;
+    loop {
+        let holder = leases
+            .get_opt(&format!("{GROUP}-leader"))
+            .await?
+            .and_then(|l| l.spec?.holder_identity);
+        if holder.as_deref() == Some(who) {
+            return Ok(());
+        }
+        if Instant::now() >= end {
+            return Err(format!("{who} never led: {holder:?}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Plain leader election: `a` leads, `b` stands by (`warm` or `cold`),
+/// `kill -9` of `a`, every object's `want` changed.
+async fn leader_takeover(
+    url: &str,
+    bin: &Path,
+    plan: &Plan,
+    standby: &'static str,
+    trial: usize,
+) -> Result<Value, Error> {
+    let namespace = format!("leader-{standby}-{trial}");
+    eprintln!("shard bench: {namespace}");
+    let client = client(url)?;
+    let api = objects(&client, &namespace, plan.objects).await?;
+    let leases: Api<Lease> = Api::namespaced(client, &namespace);
+    let mut run = Run::new(bin, url, &namespace, "client")?;
+    run.mode = if standby == "warm" {
+        "leader-warm"
+    } else {
+        "leader-cold"
+    };
+    let a = run.spawn("a")?;
+    leads(&leases, "a").await?;
+    let b = run.spawn("b")?;
+    let ready = if standby == "warm" {
+        "replica warm"
+    } else {
+        "replica campaigning"
+    };
+    run.logged("b", ready).await?;
+    let names: Vec<String> = (0..plan.objects).map(|i| format!("cm-{i:04}")).collect();
+    let watch = converged(&api, &names, 1).await?;
+    let killed = a.kill9()?;
+    let writes_s = set_want(&api, &names, 1).await?;
+    let all = watch.await??;
+    b.stop()?;
+    let stopped: HashMap<String, u128> =
+        [("b".to_owned(), now_ns()), ("a".to_owned(), killed)].into();
+    let spans = run.spans(&stopped)?;
+    let first = spans
+        .iter()
+        .filter(|s| s.replica == "b" && s.want == "1")
+        .map(|s| s.start)
+        .min()
+        .ok_or("b never reconciled")?;
+    // When b led (its span log), so the Lease's share of the takeover
+    // and the rest (a relist, for the cold standby) show apart.
+    let led = spans::read_events(&run.dir.join("spans"))?
+        .into_iter()
+        .filter(|(what, who, _)| what == "leading" && who == "b")
+        .map(|(_, _, t)| t)
+        .min()
+        .ok_or("b never logged that it leads")?;
+    let (lease, renew, retry) = DURATIONS;
+    let v = json!({
+        "bench": "shard-takeover", "standby": format!("leader-{standby}"), "filter": "leader",
+        "trial": trial, "objects": plan.objects, "killed_shards": 1, "killed_objects": plan.objects,
+        "led_s": secs(led.saturating_sub(killed)),
+        "led_to_first_s": secs(first.saturating_sub(led)),
+        "first_s": secs(first.saturating_sub(killed)), "all_s": secs(all.saturating_sub(killed)),
+        "writes_s": writes_s, "overlaps": spans::overlaps(&spans).len(),
+        "lease_s": lease, "renew_s": renew, "retry_s": retry,
+    });
+    eprintln!("shard bench: {v}");
+    Ok(v)
+}
+
 async fn bench(bin: PathBuf, plan: Plan) -> Result<Vec<Value>, Error> {
     let server = Server::start()?;
     let mut all = Vec::new();
+    if plan.leader_only {
+        for trial in 0..plan.trials {
+            for standby in ["warm", "cold"] {
+                all.push(leader_takeover(&server.url, &bin, &plan, standby, trial).await?);
+            }
+        }
+        return Ok(all);
+    }
     for filter in ["server", "client"] {
         for &n in &plan.replicas {
             all.extend(throughput(&server.url, &bin, &plan, filter, n).await?);
@@ -551,6 +671,9 @@ async fn bench(bin: PathBuf, plan: Plan) -> Result<Vec<Value>, Error> {
     for trial in 0..plan.trials {
         for standby in ["warm", "cold"] {
             all.push(takeover(&server.url, &bin, &plan, standby, trial).await?);
+        }
+        for standby in ["warm", "cold"] {
+            all.push(leader_takeover(&server.url, &bin, &plan, standby, trial).await?);
         }
     }
     Ok(all)
@@ -565,21 +688,23 @@ fn main() -> Result<(), Error> {
     if args.first().map(String::as_str) == Some("serve") {
         return rt.block_on(serve());
     }
-    let bin = args
-        .first()
-        .map(PathBuf::from)
-        .ok_or("usage: shard_bench <the sharded example's binary> [--quick] | serve")?;
+    let bin = args.first().map(PathBuf::from).ok_or(
+        "usage: shard_bench <the sharded example's binary> [--quick] [--leader-only] | serve",
+    )?;
+    let leader_only = args.iter().any(|a| a == "--leader-only");
     let plan = if args.iter().any(|a| a == "--quick") {
         Plan {
             objects: 200,
             replicas: vec![1, 2, 4],
             trials: 1,
+            leader_only,
         }
     } else {
         Plan {
             objects: 2000,
             replicas: vec![1, 2, 4],
             trials: 3,
+            leader_only,
         }
     };
     let all = rt.block_on(bench(bin, plan))?;

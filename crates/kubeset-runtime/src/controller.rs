@@ -244,8 +244,12 @@ pub struct Controller<K> {
     retry: RetryBackoff,
     shutdown: Option<ShutdownFuture>,
     metrics: ControllerMetrics,
-    /// Feature `shard`: reconcile only objects of the shards held.
+    /// Features `shard`, `leader`: reconcile only objects of the shards
+    /// held (leadership: the one shard).
     gate: Gate,
+    /// Feature `leader`: the elector [`leader_elected`](Self::leader_elected) runs.
+    #[cfg(feature = "leader")]
+    elector: Option<crate::LeaderElector>,
 }
 
 impl<K> fmt::Debug for Controller<K> {
@@ -306,6 +310,8 @@ where
             shutdown: None,
             metrics: ControllerMetrics::disabled(),
             gate: Gate::default(),
+            #[cfg(feature = "leader")]
+            elector: None,
         }
     }
 
@@ -482,10 +488,66 @@ where
     /// # Ok(()) }
     /// ```
     #[cfg(feature = "shard")]
-    pub fn sharded(mut self, gate: crate::shard::ShardGate) -> Self {
+    pub fn sharded(self, gate: crate::shard::ShardGate) -> Self {
+        self.gated(gate)
+    }
+
+    /// Reconciles through `gate`; queues the keys of each new tenure.
+    #[cfg(feature = "leader")]
+    fn gated(mut self, gate: crate::shard::ShardGate) -> Self {
         let keys = crate::shard::acquired_keys(gate.clone(), self.store.clone());
         self.gate = Some(gate);
         self.triggers_at(Priority::INITIAL_LIST, keys)
+    }
+
+    /// Runs under leader election with a **warm standby** (feature
+    /// `leader`; controller-runtime's warm replicas): the watches and the
+    /// cache run from the start on every replica, and only reconciling
+    /// waits for leadership. [`run`](Self::run) runs `elector` too: it
+    /// campaigns once the primary cache has synced
+    /// ([`LeaderElector::ready_after`](crate::LeaderElector::ready_after);
+    /// [`LeaderElector::warm`](crate::LeaderElector::warm) says when), keys
+    /// that come up while not leading are dropped, and on acquiring every
+    /// key of the cache is queued at once, so a takeover costs the Lease
+    /// expiry and no relist. On losing the Lease (no renew within the
+    /// renew deadline) running reconciles are cancelled at their next poll
+    /// before another candidate can acquire it (the timing argument is in
+    /// [`crate::leader`]). When the stream ends (shutdown, after running
+    /// reconciles finished) or is dropped, the elector releases the Lease.
+    ///
+    /// Replaces `sharded` (feature `shard`; one gate per controller).
+    ///
+    /// ```no_run
+    /// # use std::sync::Arc;
+    /// # use kubeset_client::{Api, Client, api::core::v1::ConfigMap};
+    /// use kubeset_runtime::{Action, Controller, LeaderElector, LeaseConfig, WatcherConfig};
+    /// # async fn f(client: Client) {
+    /// let elector = LeaderElector::new(client.clone(), LeaseConfig::new("default", "my-controller", "pod-a"));
+    /// let mut warm = elector.warm(); // a readiness probe: the cache has synced
+    /// let controller = Controller::new(Api::<ConfigMap>::default_namespaced(client), WatcherConfig::default())
+    ///     .leader_elected(elector)
+    ///     .shutdown_on_signal();
+    /// tokio::spawn(async move { let _ = warm.wait_for(|w| *w).await; });
+    /// controller
+    ///     .run_until_shutdown(
+    ///         |_cm: Arc<ConfigMap>, _: Arc<()>| async { Ok::<_, std::convert::Infallible>(Action::await_change()) },
+    ///         Arc::new(()),
+    ///     )
+    ///     .await;
+    /// # }
+    /// ```
+    #[cfg(feature = "leader")]
+    pub fn leader_elected(mut self, elector: crate::LeaderElector) -> Self {
+        let store = self.store.clone();
+        let elector = elector.ready_after(async move {
+            // A cache whose writer is gone never syncs: never campaign.
+            if store.wait_until_ready().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        });
+        let gate = elector.gate();
+        self.elector = Some(elector);
+        self.gated(gate)
     }
 
     /// A sharded controller of the objects of `api` in one call: its
@@ -633,10 +695,13 @@ where
             error_policy,
             ctx,
         };
-        futures::stream::unfold(runner, |mut r| async move {
+        let reports = futures::stream::unfold(runner, |mut r| async move {
             let item = r.next().await?;
             Some((item, r))
-        })
+        });
+        #[cfg(feature = "leader")]
+        let reports = crate::leader::alongside(self.elector, reports);
+        reports
     }
 }
 
@@ -977,18 +1042,19 @@ async fn sleep_until(due: Option<Instant>) {
     }
 }
 
-/// Feature `shard`: the gate of [`Controller::sharded`], if any.
-#[cfg(feature = "shard")]
+/// Features `shard`, `leader`: the gate of [`Controller::sharded`] or
+/// [`Controller::leader_elected`], if any.
+#[cfg(feature = "leader")]
 type Gate = Option<crate::shard::ShardGate>;
-#[cfg(not(feature = "shard"))]
+#[cfg(not(feature = "leader"))]
 type Gate = ();
-#[cfg(feature = "shard")]
+#[cfg(feature = "leader")]
 type Admitted = Option<crate::shard::Fence>;
-#[cfg(not(feature = "shard"))]
+#[cfg(not(feature = "leader"))]
 type Admitted = ();
 
 /// `None` when `obj`'s shard is not held (never without a gate).
-#[cfg(feature = "shard")]
+#[cfg(feature = "leader")]
 fn admit<K: Resource>(gate: &Gate, obj: &K) -> Option<Admitted> {
     match gate {
         None => Some(None),
@@ -997,20 +1063,20 @@ fn admit<K: Resource>(gate: &Gate, obj: &K) -> Option<Admitted> {
             .map(Some),
     }
 }
-#[cfg(not(feature = "shard"))]
+#[cfg(not(feature = "leader"))]
 fn admit<K: Resource>(_gate: &Gate, _obj: &K) -> Option<Admitted> {
     Some(())
 }
 
 /// Runs `fut` inside the fence: `None` if its shard was revoked first.
-#[cfg(feature = "shard")]
+#[cfg(feature = "leader")]
 async fn guarded<F: Future>(fence: Admitted, fut: F) -> Option<F::Output> {
     match fence {
         Some(fence) => fence.guard(fut).await,
         None => Some(fut.await),
     }
 }
-#[cfg(not(feature = "shard"))]
+#[cfg(not(feature = "leader"))]
 async fn guarded<F: Future>((): Admitted, fut: F) -> Option<F::Output> {
     Some(fut.await)
 }

@@ -17,7 +17,9 @@
 //!   (conditions), [`ObjectRef`], [`predicates`], [`metrics`] (feature
 //!   `metrics`).
 //! - [`leader`] (feature `leader`): leader election on a
-//!   `coordination.k8s.io/v1` Lease with client-go's semantics.
+//!   `coordination.k8s.io/v1` Lease with client-go's semantics, and warm
+//!   standby ([`Controller::leader_elected`]: caches synced on every
+//!   replica, only reconciling gated on the Lease).
 //! - [`shard`] (feature `shard`): a controller's objects split across
 //!   replicas by shard Leases, at most one reconciler per object.
 //! - [`webhook`] (feature `webhook`): validating and mutating admission
@@ -130,7 +132,7 @@
 // (rustdoc of a build without them, e.g. `kubeset` without `leader`).
 #![cfg_attr(
     not(feature = "leader"),
-    doc = "\n[`leader`]: #features\n[`LeaderElector`]: #features"
+    doc = "\n[`leader`]: #features\n[`LeaderElector`]: #features\n[`Controller::leader_elected`]: #features"
 )]
 #![cfg_attr(not(feature = "events"), doc = "\n[`events`]: #features")]
 #![cfg_attr(not(feature = "metrics"), doc = "\n[`metrics::Metrics`]: #features")]
@@ -156,6 +158,10 @@ pub mod projection;
 mod queue;
 #[cfg(feature = "shard")]
 pub mod shard;
+// Leader election without `shard` still gates reconciles through the
+// shard gate (leadership is its one-shard case): built, not exported.
+#[cfg(all(feature = "leader", not(feature = "shard")))]
+mod shard;
 pub mod shared;
 pub mod status;
 pub mod store;
@@ -180,6 +186,8 @@ pub mod utils {
 pub use backoff::Backoff;
 pub use controller::{Action, Config, Controller, Priority, RetryBackoff, WorkQueue};
 pub use finalizer::finalizer;
+#[cfg(all(feature = "leader", feature = "metrics"))]
+pub use leader::LeaderMetrics;
 #[cfg(feature = "leader")]
 pub use leader::{LeaderElector, LeaderError, LeaseConfig};
 pub use memory::MemoryBudget;

@@ -126,19 +126,28 @@
 //! # Ok(()) }
 //! ```
 
+// With `leader` but not `shard`, only the gate (and the hash it needs)
+// is used: leader election's warm standby reconciles through it.
+#![cfg_attr(not(feature = "shard"), allow(dead_code, unused_imports))]
+
+#[cfg(feature = "shard")]
 mod filter;
 mod gate;
 mod hash;
 #[cfg(feature = "metrics")]
 mod metrics;
+#[cfg(feature = "shard")]
 mod sharder;
 
+#[cfg(feature = "shard")]
 pub(crate) use filter::sharded_watcher;
+#[cfg(feature = "shard")]
 pub use filter::{ShardFilter, server_filters};
 pub use gate::{Fence, ShardGate};
 pub use hash::{shard_of, shard_range, shard_selector, uid_hash};
 #[cfg(feature = "metrics")]
 pub use metrics::ShardMetrics;
+#[cfg(feature = "shard")]
 pub use sharder::{GROUP_LABEL, MAX_SHARDS, ShardConfig, ShardError, Sharder};
 
 /// The number of virtual shards unless configured.

@@ -17,9 +17,10 @@
 //! 4. SIGTERM of another: it releases its shards; the last one holds all.
 //!
 //! The replica is the example operator's (`examples/sharded/replica.rs`,
-//! included here). Every reconcile appends a start line and (from a drop
-//! guard, so also when it is cancelled) an end line to its replica's log
-//! (read by `examples/sharded/spans.rs`); a killed
+//! included through `replicas/mod.rs`, the harness `leader_warm.rs`
+//! shares). Every reconcile appends a start line and (from a drop guard,
+//! so also when it is cancelled) an end line to its replica's log (read
+//! by `examples/sharded/spans.rs`); a killed
 //! replica's open reconciles end at the kill. The test checks that no two
 //! reconciles of one key overlapped in time (one machine, one clock).
 //!
@@ -30,20 +31,21 @@
 //! checks that the replicas chose what the server offers.
 
 mod common;
+mod replicas;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::Duration;
 
+use kubeset_client::Api;
 use kubeset_client::api::coordination::v1::Lease;
-use kubeset_client::api::core::v1::{ConfigMap, Namespace};
-use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubeset_client::params::{DeleteParams, ListParams, PatchParams, PostParams};
-use kubeset_client::{Api, Client, Patch};
+use kubeset_client::api::core::v1::ConfigMap;
+use kubeset_client::params::ListParams;
 use kubeset_runtime::shard::{ShardFilter, shard_of, uid_hash};
-use kubeset_testserver::TestServer;
 use tokio::time::Instant;
+
+use replicas::spans::{self, Span, overlaps};
+use replicas::{CONVERGE_LIMIT, Run, Target, replica, replica_client};
 
 const OBJECTS: usize = 200;
 const SHARDS: u32 = 64;
@@ -51,47 +53,23 @@ const GROUP: &str = "sharded";
 const LEASE: Duration = Duration::from_secs(8);
 const RENEW: Duration = Duration::from_secs(5);
 const RETRY: Duration = Duration::from_secs(1);
-/// A failure bound for convergence (never a performance assertion).
-const CONVERGE_LIMIT: Duration = Duration::from_secs(90);
 
 // ---------------------------------------------------------------- replica
 
-/// The example operator's replica (`examples/sharded/replica.rs`): this
-/// binary runs it when `KUBESET_SHARD_REPLICA` is set.
-#[path = "../examples/sharded/replica.rs"]
-mod replica;
-/// Its span logs, read back.
-#[path = "../examples/sharded/spans.rs"]
-mod spans;
-
-use replica::now_ns;
-use spans::{Span, overlaps};
-
-async fn replica_client() -> Client {
-    if let Ok(url) = std::env::var("KUBESET_SHARD_URL") {
-        return common::client(&[url]);
-    }
-    let path = std::env::var("KUBESET_SHARD_KUBECONFIG").expect("a URL or a kubeconfig");
-    common::kubeconfig_client(&path).await
-}
-
-async fn run_replica(identity: String) {
+async fn run_replica() {
+    let (identity, namespace, span_log) = replicas::replica_env();
     let settings = replica::Settings {
         identity,
-        namespace: std::env::var("KUBESET_SHARD_NS").expect("KUBESET_SHARD_NS"),
+        namespace,
         group: GROUP.to_owned(),
         labels: None,
         shards: SHARDS,
         durations: (LEASE, RENEW, RETRY),
         // The server filters when it can (1.36+ with ShardedListAndWatch on).
-        filter: ShardFilter::Auto,
+        mode: replica::Mode::Sharded(ShardFilter::Auto),
         concurrency: 8,
         work: Duration::from_millis(20),
-        span_log: Some(
-            std::env::var("KUBESET_SHARD_LOG")
-                .expect("KUBESET_SHARD_LOG")
-                .into(),
-        ),
+        span_log: Some(span_log),
     };
     replica::run(replica_client().await, settings)
         .await
@@ -100,158 +78,17 @@ async fn run_replica(identity: String) {
 
 // ------------------------------------------------------------------- test
 
-struct Target {
-    name: &'static str,
-    client: Client,
-    /// Environment for a replica to reach the server.
-    env: Vec<(String, String)>,
-    namespace: String,
-    /// Whether the server applies `shardSelector` (the replicas' probe
-    /// must find the same).
-    server_filter: bool,
-}
-
-struct Replica {
-    identity: String,
-    child: Child,
-}
-
-struct Run<'a> {
-    target: &'a Target,
-    dir: PathBuf,
-    replicas: Vec<Replica>,
-    /// identity → when it was killed (ns since the epoch).
-    killed: HashMap<String, u128>,
-}
-
-impl Run<'_> {
-    fn spawn(&mut self, identity: &str) {
-        let exe = std::env::current_exe().expect("the test binary");
-        let stderr = std::fs::File::create(self.dir.join(format!("{identity}.stderr")))
-            .expect("stderr file");
-        let child = Command::new(exe)
-            .env("KUBESET_SHARD_REPLICA", identity)
-            .env("KUBESET_SHARD_NS", &self.target.namespace)
-            .env(
-                "KUBESET_SHARD_LOG",
-                self.dir.join(format!("{identity}.log")),
-            )
-            .envs(self.target.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .expect("a replica starts");
-        self.replicas.push(Replica {
-            identity: identity.to_owned(),
-            child,
-        });
-    }
-
-    fn kill9(&mut self, identity: &str) {
-        let r = self
-            .replicas
-            .iter_mut()
-            .find(|r| r.identity == identity)
-            .expect("a replica of that name");
-        r.child.kill().expect("SIGKILL");
-        let _ = r.child.wait();
-        self.killed.insert(identity.to_owned(), now_ns());
-    }
-
-    fn terminate(&mut self, identity: &str) {
-        let r = self
-            .replicas
-            .iter_mut()
-            .find(|r| r.identity == identity)
-            .expect("a replica of that name");
-        let status = Command::new("kill")
-            .args(["-TERM", &r.child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success());
-        let exit = r.child.wait().expect("the replica exits");
-        assert!(
-            exit.success(),
-            "{identity} exits cleanly on SIGTERM: {exit}"
-        );
-        // It ran its reconciles to an end (cancelled or finished).
-        self.killed.insert(identity.to_owned(), now_ns());
-    }
-}
-
-impl Drop for Run<'_> {
-    fn drop(&mut self) {
-        for r in &mut self.replicas {
-            let _ = r.child.kill();
-            let _ = r.child.wait();
-        }
-    }
+fn shard_where(cm: &ConfigMap) -> String {
+    let uid = cm.metadata.uid.as_deref().unwrap_or_default();
+    format!("shard {}", shard_of(uid_hash(uid), SHARDS))
 }
 
 async fn set_want(api: &Api<ConfigMap>, want: u32) {
-    for i in 0..OBJECTS {
-        let patch = serde_json::json!({"data": {"want": want.to_string()}});
-        api.patch(
-            &format!("cm-{i:03}"),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .await
-        .expect("patch");
-    }
+    replicas::set_want(api, OBJECTS, want).await;
 }
 
-/// Waits until every ConfigMap's `done` is `want`; returns who did the
-/// last write of each.
 async fn converged(api: &Api<ConfigMap>, want: u32) -> BTreeMap<String, usize> {
-    let end = Instant::now() + CONVERGE_LIMIT;
-    loop {
-        let list = api.list(&ListParams::default()).await.expect("list");
-        let want_s = want.to_string();
-        let done = list
-            .items
-            .iter()
-            .filter(|cm| {
-                cm.metadata.annotations.as_ref().and_then(|a| a.get("done")) == Some(&want_s)
-            })
-            .count();
-        if done == OBJECTS && list.items.len() == OBJECTS {
-            let mut by = BTreeMap::new();
-            for cm in &list.items {
-                let who = cm
-                    .metadata
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.get("by"))
-                    .cloned()
-                    .unwrap_or_default();
-                *by.entry(who).or_insert(0) += 1;
-            }
-            return by;
-        }
-        if Instant::now() >= end {
-            let stuck: Vec<String> = list
-                .items
-                .iter()
-                .filter(|cm| {
-                    cm.metadata.annotations.as_ref().and_then(|a| a.get("done")) != Some(&want_s)
-                })
-                .map(|cm| {
-                    let uid = cm.metadata.uid.as_deref().unwrap_or_default();
-                    format!(
-                        "{} (shard {})",
-                        cm.metadata.name.as_deref().unwrap_or_default(),
-                        shard_of(uid_hash(uid), SHARDS)
-                    )
-                })
-                .collect();
-            panic!(
-                "{done} of {OBJECTS} converged to {want} after {CONVERGE_LIMIT:?}; not: {stuck:?}"
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    replicas::converged(api, OBJECTS, want, shard_where).await
 }
 
 /// shard → holder of the shard Leases.
@@ -295,22 +132,6 @@ async fn all_held_by(leases: &Api<Lease>, live: &[&str], limit: Duration) -> Opt
 
 fn read_spans(dir: &Path, killed: &HashMap<String, u128>) -> Vec<Span> {
     spans::read_spans(dir, killed).expect("the span logs read")
-}
-
-async fn create_objects(api: &Api<ConfigMap>) {
-    for i in 0..OBJECTS {
-        let cm = ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(format!("cm-{i:03}")),
-                ..ObjectMeta::default()
-            },
-            data: Some([("want".to_owned(), "1".to_owned())].into()),
-            ..ConfigMap::default()
-        };
-        api.create(&PostParams::default(), &cm)
-            .await
-            .expect("create");
-    }
 }
 
 /// Phases 1 and 2: two replicas converge, a third joins while every
@@ -481,24 +302,13 @@ fn the_overlap_check_sees_overlaps() {
 
 async fn scenario(target: &Target) {
     let t0 = Instant::now();
-    let dir = std::env::temp_dir().join(format!(
-        "kubeset-shard-{}-{}",
-        target.name,
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("log dir");
     let api: Api<ConfigMap> = Api::namespaced(target.client.clone(), &target.namespace);
     let leases: Api<Lease> = Api::namespaced(target.client.clone(), &target.namespace);
-    create_objects(&api).await;
-    let mut run = Run {
-        target,
-        dir: dir.clone(),
-        replicas: Vec::new(),
-        killed: HashMap::new(),
-    };
+    replicas::create_objects(&api, OBJECTS).await;
+    let mut run = Run::new(target, "shard");
+    let dir = run.dir.clone();
     two_then_three(&mut run, &api, &leases).await;
-    let chosen = std::fs::read_to_string(dir.join("a.stderr")).unwrap_or_default();
+    let chosen = run.stderr("a");
     let server = chosen.contains("server_filter=true");
     println!(
         "[{}] shard filter: {}",
@@ -519,69 +329,19 @@ async fn scenario(target: &Target) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-async fn embedded() {
-    let server = TestServer::start().await.expect("server starts");
-    let url = server.urls()[0].clone();
-    let target = Target {
-        name: "embedded",
-        client: common::client(std::slice::from_ref(&url)),
-        env: vec![("KUBESET_SHARD_URL".to_owned(), url)],
-        namespace: "default".to_owned(),
-        server_filter: true,
-    };
-    scenario(&target).await;
-}
-
-async fn realkube() {
-    let Some(env) = common::realkube_env() else {
-        println!(
-            "realkube: skipped, KUBESET_REALKUBE_ENV is not set (see tests/realkube/README.md)"
-        );
-        return;
-    };
-    let kubeconfig = env["KUBESET_REALKUBE_KUBECONFIG"].clone();
-    let client = common::kubeconfig_client(&kubeconfig).await;
-    let namespace = format!("shard-{}-{:x}", std::process::id(), now_ns() & 0x00ff_ffff);
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let ns = Namespace {
-        metadata: ObjectMeta {
-            name: Some(namespace.clone()),
-            ..ObjectMeta::default()
-        },
-        ..Namespace::default()
-    };
-    namespaces
-        .create(&PostParams::default(), &ns)
-        .await
-        .expect("namespace");
-    let target = Target {
-        name: "realkube",
-        client,
-        env: vec![("KUBESET_SHARD_KUBECONFIG".to_owned(), kubeconfig)],
-        namespace: namespace.clone(),
-        server_filter: env
-            .get("KUBESET_REALKUBE_FEATURE_GATES")
-            .is_some_and(|g| g.contains("ShardedListAndWatch=true")),
-    };
-    scenario(&target).await;
-    let _ = namespaces
-        .delete(&namespace, &DeleteParams::default())
-        .await;
-}
-
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("runtime");
-    if let Ok(identity) = std::env::var("KUBESET_SHARD_REPLICA") {
+    if std::env::var_os("KUBESET_SHARD_REPLICA").is_some() {
         // Hand-offs and lapses, into <dir>/<identity>.stderr.
         tracing_subscriber::fmt()
             .with_max_level(tracing::Level::INFO)
             .with_writer(std::io::stderr)
             .init();
-        rt.block_on(run_replica(identity));
+        rt.block_on(run_replica());
         return;
     }
     // `cargo test -- --list` and filters: this binary has one test.
@@ -598,8 +358,12 @@ fn main() {
     }
     the_overlap_check_sees_overlaps();
     rt.block_on(async {
-        embedded().await;
-        realkube().await;
+        let (_server, target) = replicas::embedded().await;
+        scenario(&target).await;
+        if let Some(target) = replicas::realkube("shard").await {
+            scenario(&target).await;
+            target.cleanup().await;
+        }
     });
     println!("test shard_across_processes ... ok");
 }

@@ -219,7 +219,11 @@ fn takeover_table(out: &mut String, all: &[Value]) {
          cache already holds the dead replica's objects (the runtime's warm standby: a replica keeps every \
          object cached whatever it holds), so it reconciles them as soon as it holds their shards; `cold`: \
          `ShardFilter::Server` — its cache held only its own shards, so on taking the shards over it reopens \
-         its list and watch with the new `shardSelector` (a relist of every shard it holds) first.\n\n\
+         its list and watch with the new `shardSelector` (a relist of every shard it holds) first. \
+         `leader-warm` and `leader-cold` (filter `leader`): plain leader election on one Lease (same durations), \
+         the leader killed and then every object changed; `leader-warm` is `Controller::leader_elected` (the \
+         standby's watches and cache run from its start, only reconciling waits for the Lease), `leader-cold` \
+         the old way (the standby starts its controller, so its list, once it has won the Lease).\n\n\
          | standby | filter | trial | shards taken over | objects | first reconcile s | all converged s | overlaps |\n\
          |---|---|---:|---:|---:|---:|---:|---:|"
     );

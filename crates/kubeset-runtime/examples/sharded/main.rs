@@ -22,6 +22,10 @@
 //!
 //! - `SHARDED_FILTER`: `auto` (default), `server` or `client`
 //!   ([`ShardFilter`]);
+//! - `SHARDED_MODE`: `shard` (default), or plain leader election on the
+//!   Lease `sharded-example-leader`: `leader-warm` (every replica's cache
+//!   synced, only reconciles gated: `Controller::leader_elected`) or
+//!   `leader-cold` (the controller starts after winning);
 //! - `SHARDED_CONCURRENCY`: reconciles at once (default 4);
 //! - `SHARDED_DURATIONS`: `lease,renew,retry` in seconds (default
 //!   `15,10,2`);
@@ -31,6 +35,9 @@
 //!   twice that; `0`: no client-side limit).
 
 mod replica;
+// The writer half is the replica's; the readers are the tests' and bench's.
+#[allow(dead_code)]
+mod spans;
 
 use std::time::Duration;
 
@@ -38,7 +45,7 @@ use kubeset_client::Client;
 use kubeset_client::rest::RestClient;
 use kubeset_runtime::shard::{DEFAULT_SHARDS, ShardFilter};
 
-use replica::Settings;
+use replica::{Mode, Settings};
 
 /// A setting that did not parse, named.
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +74,12 @@ fn settings(identity: String, namespace: String) -> Result<Settings, BadSetting>
         Some("server") => ShardFilter::Server,
         Some("client") => ShardFilter::Client,
         Some(v) => return Err(bad("SHARDED_FILTER", v, "auto, server or client")),
+    };
+    let mode = match setting("SHARDED_MODE").as_deref() {
+        None | Some("shard") => Mode::Sharded(filter),
+        Some("leader-warm") => Mode::Leader { warm: true },
+        Some("leader-cold") => Mode::Leader { warm: false },
+        Some(v) => return Err(bad("SHARDED_MODE", v, "shard, leader-warm or leader-cold")),
     };
     let concurrency = match setting("SHARDED_CONCURRENCY") {
         None => 4,
@@ -110,7 +123,7 @@ fn settings(identity: String, namespace: String) -> Result<Settings, BadSetting>
         labels: Some("sharded=yes".to_owned()),
         shards: DEFAULT_SHARDS,
         durations,
-        filter,
+        mode,
         concurrency,
         work: Duration::from_millis(20),
         span_log: setting("SHARDED_SPAN_LOG").map(Into::into),

@@ -1,9 +1,98 @@
-//! Reads the span logs the replicas write (`replica.rs`): one reconcile
-//! per span. Shared by the runtime's `tests/shard.rs` (no two reconciles
-//! of a key overlap) and the `shard_bench` example (takeover times).
+//! The span logs of the replicas (`replica.rs`): written there, one
+//! reconcile per span, and read back by the runtime's `tests/shard.rs` and
+//! `tests/leader_warm.rs` (no two reconciles of a key overlap) and the
+//! `shard_bench` example (takeover times).
+//!
+//! Lines: `start <id> <replica> <key> <want> <ns>`, `end <id> <ns>`, and
+//! the leader-election replicas' `leading <replica> <ns>` (it became
+//! leader) and `list <replica> <ns>` (its primary cache began a (re)list).
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write as _;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Nanoseconds since the epoch (the span log's clock: one machine).
+pub fn now_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos()
+}
+
+/// Appends whole lines to a span log (one write each).
+#[derive(Clone)]
+pub struct SpanLog(Arc<Mutex<std::fs::File>>);
+
+impl SpanLog {
+    /// Opens `path` for appending.
+    pub fn open(path: &Path) -> std::io::Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        Ok(SpanLog(Arc::new(Mutex::new(file))))
+    }
+
+    /// Appends `s` and a newline.
+    pub fn line(&self, s: &str) {
+        let mut f = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = f.write_all(format!("{s}\n").as_bytes());
+    }
+
+    /// Writes a start line; the returned guard writes the end line when
+    /// dropped (the reconcile finished or was cancelled).
+    pub fn start(&self, id: String, replica: &str, key: &str, want: &str) -> EndLine {
+        self.line(&format!("start {id} {replica} {key} {want} {}", now_ns()));
+        EndLine {
+            log: self.clone(),
+            id,
+        }
+    }
+
+    /// An event of `replica` now (`leading`, `list`).
+    pub fn event(&self, what: &str, replica: &str) {
+        self.line(&format!("{what} {replica} {}", now_ns()));
+    }
+}
+
+/// Writes the end line when the reconcile finishes or is cancelled.
+pub struct EndLine {
+    log: SpanLog,
+    id: String,
+}
+
+impl Drop for EndLine {
+    fn drop(&mut self) {
+        self.log.line(&format!("end {} {}", self.id, now_ns()));
+    }
+}
+
+/// The `leading`/`list` lines of `dir`'s logs: (what, replica, ns).
+pub fn read_events(dir: &Path) -> Result<Vec<(String, String, u128)>, String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("log") {
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        for line in text.lines() {
+            if let [what @ ("leading" | "list"), replica, t] =
+                line.split(' ').collect::<Vec<_>>().as_slice()
+            {
+                let t = t.parse().map_err(|_| format!("a bad time: {line}"))?;
+                out.push(((*what).to_owned(), (*replica).to_owned(), t));
+            }
+        }
+    }
+    Ok(out)
+}
 
 /// One reconcile: replica, key, the `want` it worked towards, start and
 /// end (ns since the epoch).

@@ -286,13 +286,14 @@ pub struct Options {
     pub metrics: ControllerMetrics,
 }
 
-/// The controller's stream (not leader-elected).
-pub fn controller(
-    ctx: Arc<Context>,
+/// The controller, not yet running: the primary watch of Greeters and
+/// the owned ConfigMaps and Secrets.
+fn greeter_controller(
+    ctx: &Context,
     namespace: &str,
     options: Options,
     stop: impl Future<Output = ()> + Send + 'static,
-) -> impl Stream<Item = Report> + Send {
+) -> Controller<Greeter> {
     let client = ctx.client.clone();
     Controller::new(
         Api::<Greeter>::namespaced(client.clone(), namespace),
@@ -310,12 +311,29 @@ pub fn controller(
     .retry_backoff(options.retry)
     .with_metrics(options.metrics)
     .graceful_shutdown_on(stop)
-    .run(reconcile, |_g, _e, _ctx| Action::backoff(), ctx)
 }
 
-/// Runs the controller while this process holds the Lease `lease`;
-/// returns when `stop` completes (the Lease is released) or leadership is
-/// lost. Each report goes to `report`.
+/// The controller's stream (not leader-elected).
+pub fn controller(
+    ctx: Arc<Context>,
+    namespace: &str,
+    options: Options,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> impl Stream<Item = Report> + Send {
+    greeter_controller(&ctx, namespace, options, stop).run(
+        reconcile,
+        |_g, _e, _ctx| Action::backoff(),
+        ctx,
+    )
+}
+
+/// Runs the controller as one of several replicas on the Lease `lease`,
+/// a warm standby while another leads: the watches and caches run from
+/// the start, the Lease is contested once they have synced, and only
+/// reconciling waits for leadership (`Controller::leader_elected`). A
+/// standby takes over in a Lease expiry, without relisting. Returns when
+/// `stop` completes: running reconciles finish, then the Lease is
+/// released. Each report goes to `report`.
 pub async fn run(
     ctx: Arc<Context>,
     namespace: &str,
@@ -325,45 +343,18 @@ pub async fn run(
     mut report: impl FnMut(Report),
 ) {
     let elector = LeaderElector::new(ctx.client.clone(), lease);
-    let mut leading = elector.subscribe();
-    let (stopped_tx, stopped) = tokio::sync::watch::channel(false);
-    let stopper = tokio::spawn(async move {
-        stop.await;
-        let _ = stopped_tx.send(true);
-    });
-    let until_stopped = |mut s: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = s.wait_for(|s| *s).await;
-    };
-    let elector_task = tokio::spawn(elector.run(until_stopped(stopped.clone())));
-    let mut waiting = stopped.clone();
-    let mut lost = leading.clone();
-    let leader = async move { leading.wait_for(|l| *l).await.is_ok() };
-    tokio::select! {
-        _ = async move { waiting.wait_for(|s| *s).await.is_ok() } => {}
-        true = leader => {
-            let stop_or_lost = {
-                let stopped = until_stopped(stopped.clone());
-                async move {
-                    tokio::select! {
-                        _ = async move { lost.wait_for(|l| !*l).await.is_ok() } => {}
-                        () = stopped => {}
-                    }
-                }
-            };
-            let mut reports = std::pin::pin!(controller(ctx, namespace, options, stop_or_lost));
-            while let Some(r) = reports.next().await {
-                report(r);
-            }
+    let mut warm = elector.warm();
+    tokio::spawn(async move {
+        if warm.wait_for(|w| *w).await.is_ok() {
+            println!("caches synced: campaigning for the lease (a warm standby)");
         }
-    }
-    let was_stopped = *stopped.borrow();
-    if was_stopped {
-        // The elector releases the Lease on its way out.
-        let _ = elector_task.await;
-    } else {
-        // Leadership lost: nothing to release.
-        elector_task.abort();
-        stopper.abort();
+    });
+    let reports = greeter_controller(&ctx, namespace, options, stop)
+        .leader_elected(elector)
+        .run(reconcile, |_g, _e, _ctx| Action::backoff(), ctx);
+    let mut reports = std::pin::pin!(reports);
+    while let Some(r) = reports.next().await {
+        report(r);
     }
 }
 
