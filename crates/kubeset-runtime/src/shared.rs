@@ -240,26 +240,71 @@ impl<K: Send + Sync + 'static> SharedCache<K> {
             return futures::stream::empty().left_stream();
         };
         let mut pending = VecDeque::new();
-        if self.inner.store.is_ready() {
+        // Ready: the snapshot is a whole initial state. Not ready: the
+        // first list may be under way, its `Init` already sent; `joined`
+        // says whether this subscriber has its start.
+        let joined = self.inner.store.is_ready();
+        if joined {
             pending.extend(snapshot(&self.inner.store));
         }
-        let state = (self.clone(), rx, pending);
-        futures::stream::unfold(state, |(cache, mut rx, mut pending)| async move {
-            loop {
-                if let Some(ev) = pending.pop_front() {
-                    return Some((ev, (cache, rx, pending)));
-                }
-                match rx.recv().await {
-                    Ok(ev) => return Some((ev, (cache, rx, pending))),
-                    Err(broadcast::error::RecvError::Lagged(missed)) => {
-                        tracing::debug!(missed, "shared cache subscriber lagged; resyncing it");
-                        pending.extend(snapshot(&cache.inner.store));
+        let state = (self.clone(), rx, pending, joined);
+        futures::stream::unfold(
+            state,
+            |(cache, mut rx, mut pending, mut joined)| async move {
+                loop {
+                    if let Some(ev) = pending.pop_front() {
+                        return Some((ev, (cache, rx, pending, joined)));
                     }
-                    Err(broadcast::error::RecvError::Closed) => return None,
+                    match rx.recv().await {
+                        Ok(ev) => match admit(&mut joined, ev) {
+                            Admit::Yield(ev) => return Some((ev, (cache, rx, pending, joined))),
+                            Admit::Skip => {}
+                            Admit::Snapshot => pending.extend(snapshot(&cache.inner.store)),
+                        },
+                        Err(broadcast::error::RecvError::Lagged(missed)) => {
+                            tracing::debug!(missed, "shared cache subscriber lagged; resyncing it");
+                            joined = true;
+                            pending.extend(snapshot(&cache.inner.store));
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    }
                 }
-            }
-        })
+            },
+        )
         .right_stream()
+    }
+}
+
+/// What a subscriber does with a broadcast event.
+#[derive(Debug, PartialEq)]
+enum Admit<T> {
+    /// Hand it on.
+    Yield(Event<T>),
+    /// Drop it: an object of an initial state whose `Init` this
+    /// subscriber did not see.
+    Skip,
+    /// The initial state it joined late is complete: hand on the store's
+    /// whole state instead (it holds that list now).
+    Snapshot,
+}
+
+/// A subscriber that joined while the first list was under way (not
+/// `joined`) must not see that list's tail as if it were whole: a
+/// controller would queue only the objects after its join. Until it sees
+/// an `Init`, it drops `InitApply`s, and at `InitDone` takes the store's
+/// state.
+fn admit<T>(joined: &mut bool, ev: Event<T>) -> Admit<T> {
+    match ev {
+        Event::Init => {
+            *joined = true;
+            Admit::Yield(Event::Init)
+        }
+        Event::InitApply(_) if !*joined => Admit::Skip,
+        Event::InitDone if !*joined => {
+            *joined = true;
+            Admit::Snapshot
+        }
+        ev => Admit::Yield(ev),
     }
 }
 
@@ -269,4 +314,48 @@ fn snapshot<K>(store: &Store<K>) -> Vec<Event<Arc<K>>> {
     out.extend(store.state().into_iter().map(Event::InitApply));
     out.push(Event::InitDone);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Admit, Event, admit};
+
+    #[test]
+    fn a_subscriber_that_joined_mid_list_gets_the_whole_state_at_init_done() {
+        let mut joined = false;
+        assert_eq!(admit(&mut joined, Event::InitApply(7)), Admit::Skip);
+        assert_eq!(admit(&mut joined, Event::InitApply(8)), Admit::Skip);
+        assert_eq!(admit::<i32>(&mut joined, Event::InitDone), Admit::Snapshot);
+        assert!(joined);
+        assert_eq!(
+            admit(&mut joined, Event::Apply(9)),
+            Admit::Yield(Event::Apply(9))
+        );
+    }
+
+    #[test]
+    fn a_subscriber_that_saw_init_gets_the_list_as_sent() {
+        let mut joined = false;
+        assert_eq!(
+            admit::<i32>(&mut joined, Event::Init),
+            Admit::Yield(Event::Init)
+        );
+        assert_eq!(
+            admit(&mut joined, Event::InitApply(7)),
+            Admit::Yield(Event::InitApply(7))
+        );
+        assert_eq!(
+            admit::<i32>(&mut joined, Event::InitDone),
+            Admit::Yield(Event::InitDone)
+        );
+        // A later relist is handed on as sent.
+        assert_eq!(
+            admit::<i32>(&mut joined, Event::Init),
+            Admit::Yield(Event::Init)
+        );
+        assert_eq!(
+            admit(&mut joined, Event::InitApply(1)),
+            Admit::Yield(Event::InitApply(1))
+        );
+    }
 }

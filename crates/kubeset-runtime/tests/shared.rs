@@ -106,3 +106,64 @@ async fn two_controllers_share_one_cache_until_the_last_handle_goes() {
     drop((one, two, other, store));
     assert_eq!(caches.len(), 0, "the last handle stops the watch");
 }
+
+/// The objects of the first whole initial state a subscription yields.
+async fn first_initial_state(
+    events: &mut (impl futures::Stream<Item = kubeset_runtime::Event<Arc<ConfigMap>>> + Unpin),
+) -> BTreeSet<String> {
+    let mut objects = BTreeSet::new();
+    let mut started = false;
+    while let Some(ev) = tokio::time::timeout(Duration::from_secs(60), events.next())
+        .await
+        .expect("events")
+    {
+        match ev {
+            kubeset_runtime::Event::Init => {
+                started = true;
+                objects.clear();
+            }
+            kubeset_runtime::Event::InitApply(o) => {
+                assert!(started, "an initial object before its Init");
+                objects.insert(o.metadata.name.clone().unwrap_or_default());
+            }
+            kubeset_runtime::Event::InitDone => {
+                assert!(started, "InitDone before its Init");
+                return objects;
+            }
+            _ => {}
+        }
+    }
+    panic!("the subscription ended before a whole initial state");
+}
+
+#[tokio::test]
+async fn a_subscriber_that_joins_during_the_first_list_sees_every_object() {
+    let server = TestServer::start().await.expect("server");
+    let api: Api<ConfigMap> = Api::namespaced(client(&server.urls()), "default");
+    let want: BTreeSet<String> = (0..150).map(|i| format!("cm-{i:03}")).collect();
+    for n in &want {
+        api.create(&PostParams::default(), &cm("default", n, "x"))
+            .await
+            .expect("create");
+    }
+    // One object per page: the first list takes 150 requests, so the
+    // second subscriber most likely joins while it runs. Whenever it joins,
+    // it must see a whole initial state.
+    let caches = SharedCaches::new();
+    let cache = caches.get(
+        api.clone(),
+        WatcherConfig::default().page_size(1),
+        StoreConfig::new(),
+    );
+    let mut first = Box::pin(cache.subscribe());
+    let mut seen_first_object = false;
+    while !seen_first_object {
+        let ev = tokio::time::timeout(Duration::from_secs(60), first.next())
+            .await
+            .expect("events")
+            .expect("a first event");
+        seen_first_object = matches!(ev, kubeset_runtime::Event::InitApply(_));
+    }
+    let mut late = Box::pin(cache.subscribe());
+    assert_eq!(first_initial_state(&mut late).await, want);
+}
