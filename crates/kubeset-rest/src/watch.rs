@@ -903,7 +903,10 @@ mod tests {
             got[0],
             WatchEvent::Added(Text(r#"{"name":"a", "n":[1,{"x":"\u00e9"}]}"#.to_owned()))
         );
-        assert_eq!(got[1], WatchEvent::Modified(Text(r#"{"name":"b"}"#.to_owned())));
+        assert_eq!(
+            got[1],
+            WatchEvent::Modified(Text(r#"{"name":"b"}"#.to_owned()))
+        );
         assert!(matches!(&got[2], WatchEvent::Error(e) if e.is_gone()));
         // A typed object first decodes as it does after its type, its
         // error naming the place in the object.
