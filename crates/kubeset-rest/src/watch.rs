@@ -135,9 +135,13 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Decoded<T> {
                 let mut kind: Option<EventType> = None;
                 let mut object: Option<T> = None;
                 let mut error_object = false;
-                // Only when `object` precedes `type` (the API server sends
-                // `type` first): keep it generic and convert at the end.
-                let mut early: Option<serde_json::Value> = None;
+                // Only when `object` precedes `type` (kube-apiserver sends
+                // `type` first; a server that writes its keys sorted, as
+                // the embedded one does, does not): keep its text, borrowed
+                // from the line, and decode it once the type is known. Not
+                // a `Value`: a tree of the whole object, built and dropped
+                // per event, costs more than decoding the object itself.
+                let mut early: Option<&'de serde_json::value::RawValue> = None;
                 while let Some(field) = map.next_key::<Field>()? {
                     match field {
                         Field::Type => kind = Some(map.next_value()?),
@@ -866,6 +870,54 @@ mod tests {
                 }
                 other => panic!("{other:?}"),
             }
+        }
+    }
+
+    /// An object type that reads its object's text, borrowed from the line
+    /// (kubeset-runtime's watcher decodes its objects that way, without a
+    /// copy): it gets the text whichever key comes first.
+    #[derive(Debug, PartialEq)]
+    struct Text(String);
+
+    impl<'de> Deserialize<'de> for Text {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            <&'de serde_json::value::RawValue>::deserialize(d).map(|raw| Text(raw.get().to_owned()))
+        }
+    }
+
+    #[tokio::test]
+    async fn an_object_before_its_type_is_read_from_its_text() {
+        let text: &'static str = concat!(
+            r#"{"object":{"name":"a", "n":[1,{"x":"\u00e9"}]},"type":"ADDED"}"#,
+            "\n",
+            r#"{"type":"MODIFIED","object":{"name":"b"}}"#,
+            "\n",
+            r#"{"object":{"kind":"Status","code":410,"reason":"Expired"},"type":"ERROR"}"#,
+            "\n"
+        );
+        let s = stream::iter([Ok(Bytes::from_static(text.as_bytes()))]);
+        let got: Vec<_> = WatchStream::<Text>::from_bytes(s).collect().await;
+        let got: Vec<_> = got.into_iter().map(|r| r.unwrap()).collect();
+        assert_eq!(got.len(), 3);
+        assert_eq!(
+            got[0],
+            WatchEvent::Added(Text(r#"{"name":"a", "n":[1,{"x":"\u00e9"}]}"#.to_owned()))
+        );
+        assert_eq!(
+            got[1],
+            WatchEvent::Modified(Text(r#"{"name":"b"}"#.to_owned()))
+        );
+        assert!(matches!(&got[2], WatchEvent::Error(e) if e.is_gone()));
+        // A typed object first decodes as it does after its type, its
+        // error naming the place in the object.
+        let bad = concat!(r#"{"object":{"name":7},"type":"ADDED"}"#, "\n");
+        let s = stream::iter([Ok(Bytes::from_static(bad.as_bytes()))]);
+        let got: Vec<_> = WatchStream::<Obj>::from_bytes(s).collect().await;
+        match &got[..] {
+            [Err(Error::WatchDecode { source })] => {
+                assert!(source.to_string().contains("column"), "{source}");
+            }
+            other => panic!("expected one decode error, got {other:?}"),
         }
     }
 

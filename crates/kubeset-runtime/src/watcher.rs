@@ -442,13 +442,12 @@ enum Support {
     No,
 }
 
-/// Watch events keep their object undecoded until the event type is known:
-/// a BOOKMARK carries only metadata, which a kind with required fields
-/// cannot decode from.
+/// The items of a paginated list page stay undecoded until the consumer
+/// takes them: one decoded object at a time is in flight, not a page.
 enum Raw {
     /// A JSON object.
     Json(Box<RawValue>),
-    /// A protobuf object (`k8s\0` + envelope), from a protobuf watch.
+    /// A protobuf object (`k8s\0` + envelope), from a protobuf list.
     #[cfg(feature = "protobuf")]
     Protobuf(Vec<u8>),
 }
@@ -459,15 +458,43 @@ impl<'de> Deserialize<'de> for Raw {
     }
 }
 
-enum Phase {
+/// A watch event's object. A JSON one is decoded as `T` straight from the
+/// event's line, borrowed where the line is buffered (no copy of its text,
+/// no allocation but the object's own); only one that does not decode is
+/// kept as text: a BOOKMARK of a kind with required fields (it carries
+/// only metadata), or an object to report ([`WatcherError::Decode`]).
+enum Object<T> {
+    /// Decoded.
+    Decoded(T),
+    /// Did not decode as `T`: its text and the decoder's error.
+    Undecoded(Box<RawValue>, serde_json::Error),
+    /// A protobuf object (`k8s\0` + envelope), from a protobuf watch,
+    /// decoded when the event's type is known.
+    #[cfg(feature = "protobuf")]
+    Protobuf(Vec<u8>),
+}
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // The watch stream decodes its lines from their buffer, so the
+        // object's text is borrowed, not copied.
+        let text = <&'de RawValue>::deserialize(d)?;
+        Ok(match serde_json::from_str(text.get()) {
+            Ok(obj) => Object::Decoded(obj),
+            Err(e) => Object::Undecoded(text.to_owned(), e),
+        })
+    }
+}
+
+enum Phase<T> {
     /// Begin a new initial state.
     Start,
     /// Paginated list in progress; the next page's token.
     Listing(Option<String>),
     /// Streaming list in progress.
-    InitStream(WatchStream<Raw>),
+    InitStream(WatchStream<Object<T>>),
     /// Watching; `None` until (re)opened.
-    Watch(Option<WatchStream<Raw>>),
+    Watch(Option<WatchStream<Object<T>>>),
 }
 
 /// What a BOOKMARK says, and what identifies an object that did not
@@ -490,44 +517,70 @@ struct Bookmark {
     metadata: BookmarkMeta,
 }
 
-fn bookmark(raw: &Raw) -> BookmarkMeta {
-    match raw {
-        Raw::Json(raw) => serde_json::from_str::<Bookmark>(raw.get())
-            .map(|b| b.metadata)
-            .unwrap_or_default(),
+/// What a JSON object says about itself (nothing when its metadata does
+/// not read).
+fn json_meta(raw: &RawValue) -> BookmarkMeta {
+    serde_json::from_str::<Bookmark>(raw.get())
+        .map(|b| b.metadata)
+        .unwrap_or_default()
+}
+
+/// What a watch event's object says about itself (a BOOKMARK's version
+/// and annotations).
+fn object_meta<T: Resource>(obj: &Object<T>) -> BookmarkMeta {
+    match obj {
+        Object::Decoded(obj) => {
+            let meta = obj.metadata();
+            BookmarkMeta {
+                name: meta.name.clone(),
+                namespace: meta.namespace.clone(),
+                resource_version: meta.resource_version.clone(),
+                annotations: meta.annotations.clone(),
+            }
+        }
+        Object::Undecoded(raw, _) => json_meta(raw),
         #[cfg(feature = "protobuf")]
-        Raw::Protobuf(bytes) => protobuf::meta(bytes),
+        Object::Protobuf(bytes) => protobuf::meta(bytes),
     }
 }
 
-/// Decodes an object (see [`decode_json`]).
+/// Decodes a list item (see [`decode_json`]).
 fn decode<T: DeserializeOwned + 'static>(raw: &Raw) -> Result<T, WatcherError> {
     match raw {
-        Raw::Json(json) => decode_json(json, raw),
+        Raw::Json(json) => serde_json::from_str(json.get()).map_err(|e| decode_json::<T>(json, e)),
         #[cfg(feature = "protobuf")]
         Raw::Protobuf(bytes) => protobuf::decode(bytes),
     }
 }
 
-/// Decodes a JSON object; on failure decodes again tracking the path, and
-/// reads just its metadata, for the report.
-fn decode_json<T: DeserializeOwned>(json: &RawValue, raw: &Raw) -> Result<T, WatcherError> {
-    serde_json::from_str(json.get()).map_err(|first| {
-        let mut de = serde_json::Deserializer::from_str(json.get());
-        let (path, source) = match serde_path_to_error::deserialize::<_, T>(&mut de) {
-            Err(e) => (e.path().to_string(), e.into_inner()),
-            Ok(_) => (String::from("."), first),
-        };
-        let meta = bookmark(raw);
-        WatcherError::Decode {
-            type_name: std::any::type_name::<T>(),
-            namespace: meta.namespace,
-            name: meta.name,
-            resource_version: meta.resource_version,
-            path,
-            source,
-        }
-    })
+/// The object of an ADDED, MODIFIED or DELETED event (see [`decode_json`]).
+fn take<T: DeserializeOwned + 'static>(obj: Object<T>) -> Result<T, WatcherError> {
+    match obj {
+        Object::Decoded(obj) => Ok(obj),
+        Object::Undecoded(json, first) => Err(decode_json::<T>(&json, first)),
+        #[cfg(feature = "protobuf")]
+        Object::Protobuf(bytes) => protobuf::decode(&bytes),
+    }
+}
+
+/// The report of a JSON object that did not decode (`first`, the
+/// decoder's error): decodes it again tracking the path, and reads just
+/// its metadata.
+fn decode_json<T: DeserializeOwned>(json: &RawValue, first: serde_json::Error) -> WatcherError {
+    let mut de = serde_json::Deserializer::from_str(json.get());
+    let (path, source) = match serde_path_to_error::deserialize::<_, T>(&mut de) {
+        Err(e) => (e.path().to_string(), e.into_inner()),
+        Ok(_) => (String::from("."), first),
+    };
+    let meta = json_meta(json);
+    WatcherError::Decode {
+        type_name: std::any::type_name::<T>(),
+        namespace: meta.namespace,
+        name: meta.name,
+        resource_version: meta.resource_version,
+        path,
+        source,
+    }
 }
 
 /// The resourceVersion of an object that did not decode.
@@ -548,7 +601,7 @@ struct State<T> {
     config: WatcherConfig,
     metadata_only: bool,
     streaming: Support,
-    phase: Phase,
+    phase: Phase<T>,
     /// Items of the current list page, still undecoded: one decoded object
     /// at a time is in flight, not a whole page of them.
     page: VecDeque<Raw>,
@@ -563,13 +616,16 @@ struct State<T> {
     watch_lines: u64,
 }
 
-enum Next {
-    Line(Result<WatchEvent<Raw>, kubeset_client::Error>),
+enum Next<T> {
+    Line(Result<WatchEvent<Object<T>>, kubeset_client::Error>),
     End,
     Idle,
 }
 
-async fn next_line(idle: Duration, stream: &mut WatchStream<Raw>) -> Next {
+async fn next_line<T: DeserializeOwned>(
+    idle: Duration,
+    stream: &mut WatchStream<Object<T>>,
+) -> Next<T> {
     match tokio::time::timeout(idle, stream.next()).await {
         Ok(Some(line)) => Next::Line(line),
         Ok(None) => Next::End,
@@ -668,7 +724,7 @@ where
         &self,
         params: &WatchParams,
         rv: &str,
-    ) -> impl Future<Output = Result<WatchStream<Raw>, kubeset_client::Error>> + Send + 'static
+    ) -> impl Future<Output = Result<WatchStream<Object<T>>, kubeset_client::Error>> + Send + 'static
     {
         let json = self.watch_request(params, rv);
         #[cfg(feature = "protobuf")]
@@ -677,12 +733,12 @@ where
         async move {
             #[cfg(feature = "protobuf")]
             if let Some(req) = pb {
-                match req.watch_protobuf(protobuf::decoder()).await {
+                match req.watch_protobuf(protobuf::decoder::<T>()).await {
                     Err(e) if kubeset_client::protobuf::refused(&e) => {}
                     opened => return opened,
                 }
             }
-            json.watch::<Raw>().await
+            json.watch::<Object<T>>().await
         }
     }
 
@@ -835,16 +891,16 @@ where
     /// `stream` is put back unless the list is over.
     fn on_init_line(
         &mut self,
-        stream: WatchStream<Raw>,
-        line: Next,
+        stream: WatchStream<Object<T>>,
+        line: Next<T>,
     ) -> Option<Result<Event<T>, WatcherError>> {
         match line {
-            Next::Line(Ok(WatchEvent::Added(raw))) => {
+            Next::Line(Ok(WatchEvent::Added(obj))) => {
                 self.phase = Phase::InitStream(stream);
-                Some(decode::<T>(&raw).map(Event::InitApply))
+                Some(take(obj).map(Event::InitApply))
             }
-            Next::Line(Ok(WatchEvent::Bookmark(raw))) => {
-                let meta = bookmark(&raw);
+            Next::Line(Ok(WatchEvent::Bookmark(obj))) => {
+                let meta = object_meta(&obj);
                 let end = meta
                     .annotations
                     .as_ref()
@@ -894,7 +950,7 @@ where
     }
 
     /// What one step of an open watch yields (`None`: nothing, go on).
-    fn on_watch_line(&mut self, line: Next) -> Option<Result<Event<T>, WatcherError>> {
+    fn on_watch_line(&mut self, line: Next<T>) -> Option<Result<Event<T>, WatcherError>> {
         let ev = match line {
             Next::Line(Ok(ev)) => ev,
             Next::Line(Err(source)) => {
@@ -917,21 +973,21 @@ where
         };
         self.watch_lines += 1;
         let (out, rv) = match ev {
-            WatchEvent::Added(raw) | WatchEvent::Modified(raw) => match decode::<T>(&raw) {
+            WatchEvent::Added(obj) | WatchEvent::Modified(obj) => match take(obj) {
                 Ok(obj) => {
                     let rv = resource_version(&obj).map(str::to_owned);
                     (Some(Event::Apply(obj)), rv)
                 }
                 Err(e) => return self.skip(e),
             },
-            WatchEvent::Deleted(raw) => match decode::<T>(&raw) {
+            WatchEvent::Deleted(obj) => match take(obj) {
                 Ok(obj) => {
                     let rv = resource_version(&obj).map(str::to_owned);
                     (Some(Event::Delete(obj)), rv)
                 }
                 Err(e) => return self.skip(e),
             },
-            WatchEvent::Bookmark(raw) => (None, bookmark(&raw).resource_version),
+            WatchEvent::Bookmark(obj) => (None, object_meta(&obj).resource_version),
             WatchEvent::Error(e) if e.is_gone() => {
                 self.phase = Phase::Start;
                 return None;

@@ -2,10 +2,10 @@
 //! client negotiates protobuf ([`WireFormat::Protobuf`]) and the watched
 //! type is a built-in model with a codec, watches (the streaming list
 //! included) are read as `;stream=watch` frames. Objects stay undecoded
-//! bytes until the consumer takes them, as JSON ones do; they then decode
-//! straight into the model. Paginated lists are read in protobuf too, each
-//! item kept as an object of its own. Metadata watches and custom
-//! resources stay JSON.
+//! bytes until the event's type is known and the watcher takes them; they
+//! then decode straight into the model. Paginated lists are read in
+//! protobuf too, each item kept as an object of its own. Metadata watches
+//! and custom resources stay JSON.
 
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ use kubeset_client::rest::content::WireFormat;
 use kubeset_client::rest::watch::ObjectDecoder;
 use kubeset_client::{Api, List};
 
-use super::{BookmarkMeta, Raw, WatcherError};
+use super::{BookmarkMeta, Object, Raw, WatcherError};
 
 /// Whether watches of `T` through `api` are asked in protobuf.
 pub(super) fn negotiated<T: 'static>(api: &Api<T>) -> bool {
@@ -23,8 +23,8 @@ pub(super) fn negotiated<T: 'static>(api: &Api<T>) -> bool {
 }
 
 /// Frames whose objects are kept as bytes.
-pub(super) fn decoder() -> Arc<dyn ObjectDecoder<Raw>> {
-    kubeset_client::protobuf::watch_decoder_with(|bytes| Ok(Raw::Protobuf(bytes.to_vec())))
+pub(super) fn decoder<T: 'static>() -> Arc<dyn ObjectDecoder<Object<T>>> {
+    kubeset_client::protobuf::watch_decoder_with(|bytes| Ok(Object::Protobuf(bytes.to_vec())))
 }
 
 /// A page of a paginated list asked in protobuf (`request`), its items
