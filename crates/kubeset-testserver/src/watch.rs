@@ -80,9 +80,7 @@ impl Writer {
         if self.protobuf {
             return crate::protobuf::watch_frame(v);
         }
-        let mut line = serde_json::to_vec(v).unwrap_or_default();
-        line.push(b'\n');
-        Some(line)
+        Some(json_line(v))
     }
 
     /// Sends one line; `false` ends the watch. A watcher that stayed full
@@ -126,6 +124,20 @@ impl Writer {
         self.send_line(&json!({"type": "ERROR", "object": e.to_status()}))
             .await
     }
+}
+
+/// One event as a JSON line, `type` before `object` as kube-apiserver
+/// writes it (its `WatchEvent` struct's order; a `Value` would sort the
+/// keys): a client that reads the type first can decode the object
+/// straight into the kind it names.
+fn json_line(v: &Value) -> Vec<u8> {
+    let mut line = Vec::with_capacity(256);
+    line.extend_from_slice(b"{\"type\":");
+    let _ = serde_json::to_writer(&mut line, &v["type"]);
+    line.extend_from_slice(b",\"object\":");
+    let _ = serde_json::to_writer(&mut line, &v["object"]);
+    line.extend_from_slice(b"}\n");
+    line
 }
 
 fn bookmark(res: &Resource, rv: u64, initial_end: bool) -> Value {
@@ -350,5 +362,20 @@ async fn cut_midway(w: &Writer, req: &WatchRequest, cursor: u64) {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
         w.tx.abort("watch cut by fault injection", false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn an_event_line_has_its_type_before_its_object() {
+        let v = json!({"type": "ADDED", "object": {"kind": "ConfigMap", "data": {"a": "1"}}});
+        let line = super::json_line(&v);
+        assert_eq!(
+            String::from_utf8(line).expect("utf-8"),
+            "{\"type\":\"ADDED\",\"object\":{\"data\":{\"a\":\"1\"},\"kind\":\"ConfigMap\"}}\n"
+        );
     }
 }

@@ -61,6 +61,7 @@ pub(super) const ALIASES: &[(&str, &str)] = &[
     ("kubeset::runtime::LeaderElector", RUNTIME_ROOT),
     ("kubeset::runtime::LeaderError", RUNTIME_ROOT),
     ("kubeset::runtime::LeaseConfig", RUNTIME_ROOT),
+    ("kubeset::runtime::LeaderMetrics", RUNTIME_ROOT),
     ("kubeset::runtime::MemoryBudget", RUNTIME_ROOT),
     ("kubeset::runtime::ObjectKey", RUNTIME_ROOT),
     ("kubeset::runtime::ObjectRef", RUNTIME_ROOT),
