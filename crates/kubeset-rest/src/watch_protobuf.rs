@@ -57,7 +57,7 @@ impl Request {
         let accept = http::HeaderValue::from_static(PROTOBUF_ACCEPT);
         let (client, prepared) = self
             .header(http::header::ACCEPT, accept)
-            .prepare(Mode::Watch)?;
+            .prepare_to_send(Mode::Watch)?;
         let opened = crate::watch::open(&client.inner, &prepared, Some(decoder)).await?;
         Ok((client, prepared, opened))
     }

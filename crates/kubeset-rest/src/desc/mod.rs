@@ -100,12 +100,22 @@ fn check_segment(what: &str, value: &str) -> Result<(), Error> {
     )))
 }
 
-/// One request, described (client-go's `rest.Request` without the client).
+/// One request, described (client-go's `rest.Request`), with the client
+/// that will send it (`C`; `()` while none).
+///
+/// The builder methods are written once, here, for both forms: a
+/// `RequestDesc` (no client: pure, testable without I/O, turned into a
+/// [`Prepared`] by [`prepare`](Self::prepare)), and a
+/// [`Request`](crate::Request), the same description
+/// [`bound`](Self::bind) to a [`RestClient`](crate::RestClient), which
+/// sends it.
 ///
 /// The first builder error sticks: later calls are ignored and
-/// [`prepare`](Self::prepare) returns it.
-#[must_use = "a description does nothing until it is prepared"]
-pub struct RequestDesc {
+/// [`prepare`](Self::prepare) (or the sending call) returns it.
+#[must_use = "a request does nothing until it is prepared or sent"]
+pub struct RequestDesc<C = ()> {
+    /// Who sends it: `()`, or a [`RestClient`](crate::RestClient).
+    client: C,
     base: Base,
     verb: Verb,
     /// Prefix, namespace and resource taken together from a
@@ -135,7 +145,7 @@ pub struct RequestDesc {
     err: Option<Box<Error>>,
 }
 
-impl fmt::Debug for RequestDesc {
+impl<C> fmt::Debug for RequestDesc<C> {
     /// Headers and body may carry secrets: only their size is shown.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RequestDesc")
@@ -152,6 +162,7 @@ impl RequestDesc {
     /// A request with this verb at `base`'s API prefix.
     pub fn new(verb: Verb, base: &Base) -> Self {
         Self {
+            client: (),
             base: base.clone(),
             verb,
             collection: None,
@@ -177,6 +188,70 @@ impl RequestDesc {
     pub fn patch(base: &Base, patch: PatchType) -> Self {
         Self::new(Verb::Patch, base).patch_type(patch)
     }
+}
+
+impl<C> RequestDesc<C> {
+    /// The same description, to be sent by `client` (a
+    /// [`RestClient`](crate::RestClient) makes it a
+    /// [`Request`](crate::Request)).
+    pub fn bind<D>(self, client: D) -> RequestDesc<D> {
+        self.rebind(client).1
+    }
+
+    /// The client, and the description without it.
+    pub fn into_parts(self) -> (C, RequestDesc) {
+        self.rebind(())
+    }
+
+    /// The client, and the same description for another one.
+    fn rebind<D>(self, client: D) -> (C, RequestDesc<D>) {
+        let RequestDesc {
+            client: old,
+            base,
+            verb,
+            collection,
+            path_prefix,
+            sub_path,
+            namespace,
+            namespace_set,
+            resource,
+            resource_name,
+            subresource,
+            params,
+            headers,
+            content_type,
+            timeout,
+            body,
+            max_retries,
+            err,
+        } = self;
+        let desc = RequestDesc {
+            client,
+            base,
+            verb,
+            collection,
+            path_prefix,
+            sub_path,
+            namespace,
+            namespace_set,
+            resource,
+            resource_name,
+            subresource,
+            params,
+            headers,
+            content_type,
+            timeout,
+            body,
+            max_retries,
+            err,
+        };
+        (old, desc)
+    }
+
+    /// The client that will send it.
+    pub fn client(&self) -> &C {
+        &self.client
+    }
 
     /// The builder error, if any.
     pub fn error(&self) -> Option<&Error> {
@@ -193,6 +268,9 @@ impl RequestDesc {
     /// and escaping them again (when this request has no namespace or
     /// resource yet and `collection` was built for a client with the same
     /// base URL path; otherwise those calls are made).
+    // Inline (as `name`): the caller's request is then updated where it
+    // is, not moved in and out of the call.
+    #[inline]
     pub fn collection(mut self, collection: &CollectionPath) -> Self {
         self.set_collection(collection);
         self
@@ -218,13 +296,11 @@ impl RequestDesc {
             }
             return;
         }
-        let placeholder = RequestDesc::new(self.verb, &self.base);
-        let req = std::mem::replace(self, placeholder).abs_path(&c.abs);
-        let req = match &c.namespace_arg {
-            Some(ns) => req.namespace(ns),
-            None => req,
-        };
-        *self = req.resource(&c.resource_arg);
+        self.set_abs_path(&c.abs);
+        if let Some(ns) = &c.namespace_arg {
+            self.set_namespace(ns);
+        }
+        self.set_resource(&c.resource_arg);
     }
 
     /// Move a shared [`CollectionPath`] into the request's own fields,
@@ -306,8 +382,18 @@ impl RequestDesc {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
+        self.set_abs_path(segments);
+        self
+    }
+
+    /// [`abs_path`](Self::abs_path) in place.
+    fn set_abs_path<I, S>(&mut self, segments: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
         if self.err.is_some() {
-            return self;
+            return;
         }
         self.unshare();
         let segments: Vec<S> = segments.into_iter().collect();
@@ -321,7 +407,6 @@ impl RequestDesc {
             }
         }
         self.path_prefix = prefix.into();
-        self
     }
 
     /// Apply a builder step unless an error stuck; its error sticks.
@@ -341,8 +426,14 @@ impl RequestDesc {
 
     /// The namespace; `""` leaves the segment out (and arms the preflight
     /// checks). Setting it twice is an error.
-    pub fn namespace(self, namespace: &str) -> Self {
-        self.update(|r| {
+    pub fn namespace(mut self, namespace: &str) -> Self {
+        self.set_namespace(namespace);
+        self
+    }
+
+    /// [`namespace`](Self::namespace) in place.
+    fn set_namespace(&mut self, namespace: &str) {
+        self.update_in_place(|r| {
             r.unshare();
             if r.namespace_set {
                 return Err(already_set("namespace", &r.namespace, namespace));
@@ -351,12 +442,18 @@ impl RequestDesc {
             r.namespace_set = true;
             r.namespace = namespace.to_owned();
             Ok(())
-        })
+        });
     }
 
     /// The resource (lowercased in the URL). Setting it twice is an error.
-    pub fn resource(self, resource: &str) -> Self {
-        self.update(|r| {
+    pub fn resource(mut self, resource: &str) -> Self {
+        self.set_resource(resource);
+        self
+    }
+
+    /// [`resource`](Self::resource) in place.
+    fn set_resource(&mut self, resource: &str) {
+        self.update_in_place(|r| {
             r.unshare();
             if !r.resource.is_empty() {
                 return Err(already_set("resource", &r.resource, resource));
@@ -364,10 +461,11 @@ impl RequestDesc {
             check_segment("resource", resource)?;
             r.resource = resource.to_owned();
             Ok(())
-        })
+        });
     }
 
     /// The object name; empty or set twice is an error.
+    #[inline]
     pub fn name(mut self, name: &str) -> Self {
         self.set_name(name);
         self

@@ -5,7 +5,7 @@ use super::RequestDesc;
 use crate::collection::CollectionInner;
 use crate::url::{go_duration, join, path_escape};
 
-impl RequestDesc {
+impl<C> RequestDesc<C> {
     /// prefix / `namespaces/<ns>` / resource / name / subresource / suffix,
     /// as one Go `path.Join` (the same result as joining step by step:
     /// cleaning is a left-to-right pass, so cleaning early changes nothing).

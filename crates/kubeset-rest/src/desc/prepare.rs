@@ -15,7 +15,7 @@ use crate::{
     verb::Verb,
 };
 
-impl RequestDesc {
+impl<C> RequestDesc<C> {
     /// client-go's preflight check: an explicitly empty namespace is
     /// refused for creation, and for GET/PUT/DELETE of a named object.
     pub(crate) fn preflight(&self) -> Result<(), Error> {
