@@ -194,6 +194,9 @@ pub fn type_name(raw: &str) -> Option<String> {
 /// digit (`1x` → `_1x`), other characters as one `_` per run (`a  b` →
 /// `a_b`), `field` when nothing is left (`""`, `_`, `$`).
 pub fn field_name(json: &str) -> String {
+    if let Some((_, name)) = K8S_OPENAPI_NAMES.iter().find(|(j, _)| *j == json) {
+        return (*name).to_owned();
+    }
     let mut s = String::with_capacity(json.len());
     // Other characters are `_`, and a run of them one `_` (rustc's
     // `non_snake_case` refuses `a__b`).
@@ -214,6 +217,16 @@ pub fn field_name(json: &str) -> String {
     }
     s
 }
+
+/// Field names k8s-openapi spells by its own rule rather than by snake
+/// case (`open_api_v3_schema`, not `open_apiv3_schema`; `ref_path` for
+/// JSON Schema's `$ref`): kubeset spells them the same, so code written
+/// for k8s-openapi compiles after the rename. Every other field of its
+/// v1.35 models has the snake-case name (checked field by field).
+const K8S_OPENAPI_NAMES: [(&str, &str); 2] = [
+    ("$ref", "ref_path"),
+    ("openAPIV3Schema", "open_api_v3_schema"),
+];
 
 /// Whether `c` must not appear raw in a comment: control characters but
 /// tab, the bidirectional formatting characters of Trojan Source
@@ -586,7 +599,8 @@ mod tests {
     fn field_names_escape_keywords() {
         assert_eq!(field_name("type"), "type_");
         assert_eq!(field_name("continue"), "continue_");
-        assert_eq!(field_name("$ref"), "ref_");
+        assert_eq!(field_name("$ref"), "ref_path", "k8s-openapi's name");
+        assert_eq!(field_name("openAPIV3Schema"), "open_api_v3_schema");
         assert_eq!(field_name("enum"), "enum_");
         assert_eq!(field_name("namespace"), "namespace");
         assert_eq!(field_name("1x"), "_1x");

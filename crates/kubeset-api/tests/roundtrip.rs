@@ -166,7 +166,7 @@ fn crd_round_trips() {
         .schema
         .as_ref()
         .unwrap()
-        .open_apiv3_schema
+        .open_api_v3_schema
         .as_ref()
         .unwrap();
     let props = schema.properties.as_ref().unwrap();

@@ -168,7 +168,7 @@ impl CrdParts {
             deprecated: self.deprecated.then_some(true),
             deprecation_warning: self.deprecation_warning.map(str::to_owned),
             schema: Some(CustomResourceValidation {
-                open_apiv3_schema: Some(self.schema),
+                open_api_v3_schema: Some(self.schema),
             }),
             subresources,
             additional_printer_columns: (!self.printer_columns.is_empty())

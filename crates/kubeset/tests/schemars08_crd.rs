@@ -59,7 +59,7 @@ fn the_schemars08_schema_is_structural() {
     assert_eq!(crd.metadata.name.as_deref(), Some("echoes.example.com"));
     let version = &crd.spec.versions[0];
     let schema = version.schema.as_ref().unwrap();
-    let json = serde_json::to_value(schema.open_apiv3_schema.as_ref().unwrap()).unwrap();
+    let json = serde_json::to_value(schema.open_api_v3_schema.as_ref().unwrap()).unwrap();
     let spec = &json["properties"]["spec"];
     assert_eq!(spec["type"], "object", "{spec}");
     assert_eq!(spec["properties"]["replicas"]["type"], "integer");

@@ -54,7 +54,7 @@ fn the_schemars_schema_is_structural() {
         .schema
         .as_ref()
         .unwrap()
-        .open_apiv3_schema
+        .open_api_v3_schema
         .as_ref()
         .unwrap();
     let json = serde_json::to_value(schema).unwrap();

@@ -45,7 +45,7 @@ async fn ensure_crd(crds: &Api<CustomResourceDefinition>) {
         let root = v
             .schema
             .as_mut()
-            .and_then(|s| s.open_apiv3_schema.as_mut())
+            .and_then(|s| s.open_api_v3_schema.as_mut())
             .expect("the derive writes a schema");
         root.properties
             .get_or_insert_default()

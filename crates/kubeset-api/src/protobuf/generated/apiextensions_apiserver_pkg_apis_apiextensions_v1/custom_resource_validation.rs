@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.open_apiv3_schema {
+        if let Some(v) = &self.open_api_v3_schema {
             w::put_message(buf, 1, v);
         }
     }
@@ -18,7 +18,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         let _ = budget;
         if number == 1 {
             w::merge(
-                self.open_apiv3_schema.get_or_insert_with(Default::default),
+                self.open_api_v3_schema.get_or_insert_with(Default::default),
                 value,
                 budget,
             )?;

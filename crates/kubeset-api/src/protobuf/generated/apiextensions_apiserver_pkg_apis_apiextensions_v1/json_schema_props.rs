@@ -15,7 +15,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
             let v = self.schema.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.ref_ {
+        if let Some(v) = &self.ref_path {
             w::put_string(buf, 3, v);
         }
         {
@@ -188,7 +188,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
         match number {
             1 => self.id = w::nonzero(w::string(value)?),
             2 => self.schema = w::nonzero(w::string(value)?),
-            3 => self.ref_ = Some(w::string(value)?),
+            3 => self.ref_path = Some(w::string(value)?),
             4 => self.description = w::nonzero(w::string(value)?),
             5 => self.type_ = w::nonzero(w::string(value)?),
             6 => self.format = w::nonzero(w::string(value)?),

@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceValidation {
     /// openAPIV3Schema is the OpenAPI v3 schema to use for validation and pruning.
-    pub open_apiv3_schema: Option<
+    pub open_api_v3_schema: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
     >,
 }
@@ -25,7 +25,7 @@ impl crate::serde_util::DeStruct for CustomResourceValidation {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.open_apiv3_schema = map.next_value()?;
+            self.open_api_v3_schema = map.next_value()?;
         }
         Ok(())
     }
@@ -40,9 +40,9 @@ impl<'de> serde::Deserialize<'de> for CustomResourceValidation {
 impl serde::Serialize for CustomResourceValidation {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.open_apiv3_schema.is_some());
+        let len = usize::from(self.open_api_v3_schema.is_some());
         let mut state = serializer.serialize_struct("CustomResourceValidation", len)?;
-        if let Some(value) = &self.open_apiv3_schema {
+        if let Some(value) = &self.open_api_v3_schema {
             state.serialize_field("openAPIV3Schema", value)?;
         }
         state.end()

@@ -4,23 +4,23 @@
 /// Apply configuration of [`CustomResourceValidation`](crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation) for server-side apply: every field optional, so a field manager sets (and owns) only what it means to.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceValidationApply {
-    /// `openAPIV3Schema`: see [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation::open_apiv3_schema`].
-    pub open_apiv3_schema: Option<
+    /// `openAPIV3Schema`: see [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation::open_api_v3_schema`].
+    pub open_api_v3_schema: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsApply,
     >,
 }
 impl CustomResourceValidationApply {
     /// Sets `openAPIV3Schema`.
     ///
-    /// See [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation::open_apiv3_schema`].
+    /// See [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation::open_api_v3_schema`].
     #[must_use]
-    pub fn with_open_apiv3_schema(
+    pub fn with_open_api_v3_schema(
         mut self,
         value: impl Into<
             crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsApply,
         >,
     ) -> Self {
-        self.open_apiv3_schema = Some(value.into());
+        self.open_api_v3_schema = Some(value.into());
         self
     }
 }
@@ -40,7 +40,7 @@ impl crate::serde_util::DeStruct for CustomResourceValidationApply {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.open_apiv3_schema = map.next_value()?;
+            self.open_api_v3_schema = map.next_value()?;
         }
         Ok(())
     }
@@ -55,10 +55,10 @@ impl<'de> serde::Deserialize<'de> for CustomResourceValidationApply {
 impl serde::Serialize for CustomResourceValidationApply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.open_apiv3_schema.is_some());
+        let len = usize::from(self.open_api_v3_schema.is_some());
         let mut state = serializer
             .serialize_struct("CustomResourceValidationApply", len)?;
-        if let Some(value) = &self.open_apiv3_schema {
+        if let Some(value) = &self.open_api_v3_schema {
             state.serialize_field("openAPIV3Schema", value)?;
         }
         state.end()

@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct JSONSchemaProps {
     /// `$ref` (no description in the spec).
-    pub ref_: Option<String>,
+    pub ref_path: Option<String>,
     /// `$schema` (no description in the spec).
     pub schema: Option<String>,
     /// `additionalItems` (no description in the spec).
@@ -284,7 +284,7 @@ impl crate::serde_util::DeStruct for JSONSchemaProps {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.ref_ = map.next_value()?,
+            0 => self.ref_path = map.next_value()?,
             1 => self.schema = map.next_value()?,
             2 => self.additional_items = map.next_value()?,
             3 => self.additional_properties = map.next_value()?,
@@ -343,7 +343,8 @@ impl<'de> serde::Deserialize<'de> for JSONSchemaProps {
 impl serde::Serialize for JSONSchemaProps {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.ref_.is_some()) + usize::from(self.schema.is_some())
+        let len = usize::from(self.ref_path.is_some())
+            + usize::from(self.schema.is_some())
             + usize::from(self.additional_items.is_some())
             + usize::from(self.additional_properties.is_some())
             + usize::from(self.all_of.is_some()) + usize::from(self.any_of.is_some())
@@ -379,7 +380,7 @@ impl serde::Serialize for JSONSchemaProps {
             + usize::from(self.x_kubernetes_preserve_unknown_fields.is_some())
             + usize::from(self.x_kubernetes_validations.is_some());
         let mut state = serializer.serialize_struct("JSONSchemaProps", len)?;
-        if let Some(value) = &self.ref_ {
+        if let Some(value) = &self.ref_path {
             state.serialize_field("$ref", value)?;
         }
         if let Some(value) = &self.schema {

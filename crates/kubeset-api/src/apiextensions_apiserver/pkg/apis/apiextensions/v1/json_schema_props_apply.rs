@@ -4,8 +4,8 @@
 /// Apply configuration of [`JSONSchemaProps`](crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps) for server-side apply: every field optional, so a field manager sets (and owns) only what it means to.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct JSONSchemaPropsApply {
-    /// `$ref`: see [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps::ref_`].
-    pub ref_: Option<String>,
+    /// `$ref`: see [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps::ref_path`].
+    pub ref_path: Option<String>,
     /// `$schema`: see [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps::schema`].
     pub schema: Option<String>,
     /// `additionalItems`: see [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps::additional_items`].
@@ -164,10 +164,10 @@ pub struct JSONSchemaPropsApply {
 impl JSONSchemaPropsApply {
     /// Sets `$ref`.
     ///
-    /// See [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps::ref_`].
+    /// See [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps::ref_path`].
     #[must_use]
-    pub fn with_ref(mut self, value: impl Into<String>) -> Self {
-        self.ref_ = Some(value.into());
+    pub fn with_ref_path(mut self, value: impl Into<String>) -> Self {
+        self.ref_path = Some(value.into());
         self
     }
     /// Sets `$schema`.
@@ -716,7 +716,7 @@ impl crate::serde_util::DeStruct for JSONSchemaPropsApply {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.ref_ = map.next_value()?,
+            0 => self.ref_path = map.next_value()?,
             1 => self.schema = map.next_value()?,
             2 => self.additional_items = map.next_value()?,
             3 => self.additional_properties = map.next_value()?,
@@ -775,7 +775,8 @@ impl<'de> serde::Deserialize<'de> for JSONSchemaPropsApply {
 impl serde::Serialize for JSONSchemaPropsApply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.ref_.is_some()) + usize::from(self.schema.is_some())
+        let len = usize::from(self.ref_path.is_some())
+            + usize::from(self.schema.is_some())
             + usize::from(self.additional_items.is_some())
             + usize::from(self.additional_properties.is_some())
             + usize::from(self.all_of.is_some()) + usize::from(self.any_of.is_some())
@@ -811,7 +812,7 @@ impl serde::Serialize for JSONSchemaPropsApply {
             + usize::from(self.x_kubernetes_preserve_unknown_fields.is_some())
             + usize::from(self.x_kubernetes_validations.is_some());
         let mut state = serializer.serialize_struct("JSONSchemaPropsApply", len)?;
-        if let Some(value) = &self.ref_ {
+        if let Some(value) = &self.ref_path {
             state.serialize_field("$ref", value)?;
         }
         if let Some(value) = &self.schema {
