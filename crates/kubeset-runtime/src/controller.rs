@@ -494,8 +494,8 @@ where
 
     /// Reconciles through `gate`; queues the keys of each new tenure.
     #[cfg(feature = "leader")]
-    fn gated(mut self, gate: crate::shard::ShardGate) -> Self {
-        let keys = crate::shard::acquired_keys(gate.clone(), self.store.clone());
+    fn gated(mut self, gate: crate::gate::ShardGate) -> Self {
+        let keys = acquired_keys(gate.clone(), self.store.clone());
         self.gate = Some(gate);
         self.triggers_at(Priority::INITIAL_LIST, keys)
     }
@@ -1042,14 +1042,58 @@ async fn sleep_until(due: Option<Instant>) {
     }
 }
 
+/// The keys of the objects in `store` whose shard `gate` newly holds,
+/// each time a tenure starts ([`Controller::sharded`](crate::Controller::sharded)'s
+/// trigger). Tenures, not the held set: a shard that lapsed and was
+/// re-acquired between two looks had its keys dropped meanwhile.
+#[cfg(feature = "leader")]
+fn acquired_keys<K>(
+    gate: crate::gate::ShardGate,
+    store: crate::Store<K>,
+) -> impl futures::Stream<Item = Vec<crate::ObjectKey>> + Send + 'static
+where
+    K: kubeset_client::Resource + Send + Sync + 'static,
+{
+    let rx = gate.subscribe_tenures();
+    let keys = futures::stream::unfold(
+        (rx, Vec::<(u32, u64)>::new(), gate, store),
+        |(mut rx, before, gate, store)| async move {
+            rx.changed().await.ok()?;
+            let now = rx.borrow_and_update().clone();
+            let new: Vec<u32> = now
+                .iter()
+                .filter(|t| !before.contains(t))
+                .map(|(s, _)| *s)
+                .collect();
+            let keys = if new.is_empty() {
+                Vec::new()
+            } else {
+                store
+                    .state()
+                    .iter()
+                    .filter(|o| {
+                        let uid = o.metadata().uid.as_deref().unwrap_or_default();
+                        new.contains(&gate.shard_of_uid(uid))
+                    })
+                    .map(|o| crate::ObjectKey::of(&**o))
+                    .collect()
+            };
+            Some((keys, (rx, now, gate, store)))
+        },
+    );
+    futures::StreamExt::filter(keys, |keys: &Vec<crate::ObjectKey>| {
+        std::future::ready(!keys.is_empty())
+    })
+}
+
 /// Features `shard`, `leader`: the gate of [`Controller::sharded`] or
 /// [`Controller::leader_elected`], if any.
 #[cfg(feature = "leader")]
-type Gate = Option<crate::shard::ShardGate>;
+type Gate = Option<crate::gate::ShardGate>;
 #[cfg(not(feature = "leader"))]
 type Gate = ();
 #[cfg(feature = "leader")]
-type Admitted = Option<crate::shard::Fence>;
+type Admitted = Option<crate::gate::Fence>;
 #[cfg(not(feature = "leader"))]
 type Admitted = ();
 

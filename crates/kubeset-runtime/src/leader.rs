@@ -72,7 +72,7 @@ use kubeset_client::{Api, Client};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::shard::ShardGate;
+use crate::gate::ShardGate;
 
 /// Settings of a [`LeaderElector`].
 #[derive(Debug, Clone, PartialEq, Eq)]

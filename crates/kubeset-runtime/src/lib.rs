@@ -158,10 +158,10 @@ pub mod projection;
 mod queue;
 #[cfg(feature = "shard")]
 pub mod shard;
-// Leader election without `shard` still gates reconciles through the
-// shard gate (leadership is its one-shard case): built, not exported.
-#[cfg(all(feature = "leader", not(feature = "shard")))]
-mod shard;
+// The gate of shards and of leadership (its one-shard case), below both;
+// its public items are `shard`'s.
+#[cfg(feature = "leader")]
+mod gate;
 pub mod shared;
 pub mod status;
 pub mod store;

@@ -126,72 +126,16 @@
 //! # Ok(()) }
 //! ```
 
-// With `leader` but not `shard`, only the gate (and the hash it needs)
-// is used: leader election's warm standby reconciles through it.
-#![cfg_attr(not(feature = "shard"), allow(dead_code, unused_imports))]
-
-#[cfg(feature = "shard")]
 mod filter;
-mod gate;
-mod hash;
-#[cfg(feature = "metrics")]
-mod metrics;
-#[cfg(feature = "shard")]
 mod sharder;
 
-#[cfg(feature = "shard")]
-pub(crate) use filter::sharded_watcher;
-#[cfg(feature = "shard")]
-pub use filter::{ShardFilter, server_filters};
-pub use gate::{Fence, ShardGate};
-pub use hash::{shard_of, shard_range, shard_selector, uid_hash};
+pub use crate::gate::hash::{shard_of, shard_range, shard_selector, uid_hash};
 #[cfg(feature = "metrics")]
-pub use metrics::ShardMetrics;
-#[cfg(feature = "shard")]
+pub use crate::gate::metrics::ShardMetrics;
+pub use crate::gate::{Fence, ShardGate};
+pub(crate) use filter::sharded_watcher;
+pub use filter::{ShardFilter, server_filters};
 pub use sharder::{GROUP_LABEL, MAX_SHARDS, ShardConfig, ShardError, Sharder};
 
 /// The number of virtual shards unless configured.
 pub const DEFAULT_SHARDS: u32 = 64;
-
-/// The keys of the objects in `store` whose shard `gate` newly holds,
-/// each time a tenure starts ([`Controller::sharded`](crate::Controller::sharded)'s
-/// trigger). Tenures, not the held set: a shard that lapsed and was
-/// re-acquired between two looks had its keys dropped meanwhile.
-pub(crate) fn acquired_keys<K>(
-    gate: ShardGate,
-    store: crate::Store<K>,
-) -> impl futures::Stream<Item = Vec<crate::ObjectKey>> + Send + 'static
-where
-    K: kubeset_client::Resource + Send + Sync + 'static,
-{
-    let rx = gate.subscribe_tenures();
-    let keys = futures::stream::unfold(
-        (rx, Vec::<(u32, u64)>::new(), gate, store),
-        |(mut rx, before, gate, store)| async move {
-            rx.changed().await.ok()?;
-            let now = rx.borrow_and_update().clone();
-            let new: Vec<u32> = now
-                .iter()
-                .filter(|t| !before.contains(t))
-                .map(|(s, _)| *s)
-                .collect();
-            let keys = if new.is_empty() {
-                Vec::new()
-            } else {
-                store
-                    .state()
-                    .iter()
-                    .filter(|o| {
-                        let uid = o.metadata().uid.as_deref().unwrap_or_default();
-                        new.contains(&gate.shard_of_uid(uid))
-                    })
-                    .map(|o| crate::ObjectKey::of(&**o))
-                    .collect()
-            };
-            Some((keys, (rx, now, gate, store)))
-        },
-    );
-    futures::StreamExt::filter(keys, |keys: &Vec<crate::ObjectKey>| {
-        std::future::ready(!keys.is_empty())
-    })
-}

@@ -10,6 +10,9 @@ mod layers;
 /// layer. Every module has its place here (a new one is placed when it is
 /// added).
 const LAYERS: &[&[&str]] = &[
+    // The gate of shards and of leadership (pure bookkeeping and the
+    // shard hash), below both.
+    &["gate"],
     // Leaves: the backoff, memory accounting, metadata-only objects, the
     // status helpers, and the parts that stand alone (events, leader
     // election, the webhook server).

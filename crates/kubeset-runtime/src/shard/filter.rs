@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use tokio::sync::watch;
 
-use super::gate::ShardGate;
-use super::hash::shard_selector;
+use crate::gate::ShardGate;
+use crate::gate::hash::shard_selector;
 use crate::watcher::{Event, WatcherConfig, WatcherError, watcher};
 
 /// Where [`Controller::new_sharded`](crate::Controller::new_sharded)

@@ -13,8 +13,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::DEFAULT_SHARDS;
-use super::gate::ShardGate;
-use super::hash::assign;
+use crate::gate::ShardGate;
+use crate::gate::hash::assign;
 use crate::leader::{LeaderElector, LeaseConfig};
 
 /// Settings of a [`Sharder`].

@@ -21,7 +21,7 @@ fn seconds() -> Histogram {
 }
 
 /// The sharder's metric families; cheap to clone. Give them to
-/// [`Sharder::with_metrics`](super::Sharder::with_metrics).
+/// `Sharder::with_metrics`.
 ///
 /// ```
 /// use kubeset_runtime::metrics::prometheus_client::registry::Registry;

@@ -1,5 +1,12 @@
 //! The local view of which shards this replica may reconcile, and the
-//! fence around each reconcile.
+//! fence around each reconcile: [`ShardGate`], shared by
+//! [`shard`](crate::shard) (a gate of many shards, each on its Lease) and
+//! [`leader`](crate::leader) (leadership is its one-shard case), below
+//! both. `hash` is the shard of an object (KEP-5866's hash of its uid).
+
+// With `leader` but not `shard`, only the gate and the hash it needs are
+// used: leader election's warm standby reconciles through it.
+#![cfg_attr(not(feature = "shard"), allow(dead_code))]
 
 use std::future::Future;
 use std::pin::pin;
@@ -9,7 +16,11 @@ use std::task::Poll;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
-use super::hash::{shard_of, uid_hash};
+pub(crate) mod hash;
+#[cfg(feature = "metrics")]
+pub(crate) mod metrics;
+
+use hash::{shard_of, uid_hash};
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
@@ -37,10 +48,10 @@ struct Inner {
     drained: Notify,
     /// Reconciles admitted per shard, with the group's name.
     #[cfg(feature = "metrics")]
-    metrics: std::sync::OnceLock<(super::ShardMetrics, String)>,
+    metrics: std::sync::OnceLock<(metrics::ShardMetrics, String)>,
 }
 
-/// Which shards this replica holds, as [`Sharder`](super::Sharder) keeps
+/// Which shards this replica holds, as `Sharder` keeps
 /// it: cheap to clone, shared with the controller
 /// ([`Controller::sharded`](crate::Controller::sharded)). A shard counts
 /// as held only until the deadline its last successful Lease write set,
@@ -152,7 +163,7 @@ impl ShardGate {
     /// Counts admitted reconciles per shard into `metrics` (the first
     /// call wins).
     #[cfg(feature = "metrics")]
-    pub(crate) fn set_metrics(&self, metrics: super::ShardMetrics, group: &str) {
+    pub(crate) fn set_metrics(&self, metrics: metrics::ShardMetrics, group: &str) {
         let _ = self.inner.metrics.set((metrics, group.to_owned()));
     }
 
