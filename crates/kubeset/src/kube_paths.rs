@@ -56,6 +56,10 @@ pub mod api {
 /// kube-rs's `kube::core` (the `kube-core` crate): the resource traits,
 /// dynamic objects, list and metadata types, watch events and parameters.
 pub mod core {
+    /// kube-core's CEL rule types, for `#[kube(validation = Rule::new(…))]`.
+    #[cfg(feature = "apiextensions-v1")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "apiextensions-v1")))]
+    pub use kubeset_client::schema::{Message, Reason, Rule};
     pub use kubeset_client::{
         ClusterResourceScope, List as ObjectList, NamespaceResourceScope, PartialObjectMeta,
         PartialObjectMetaExt, Resource, ResourceExt, ResourceScope, WatchEvent,
@@ -66,6 +70,20 @@ pub mod core {
     #[cfg(feature = "apiextensions-v1")]
     #[cfg_attr(docsrs, doc(cfg(feature = "apiextensions-v1")))]
     pub use kubeset_client::{CustomResourceExt, crd::merge_crds};
+
+    /// kube-core's `cel`: the CEL rule types of `x-kubernetes-validations`
+    /// (kube-rs's client-side evaluation, its `cel` feature, is not here).
+    ///
+    /// ```
+    /// use kubeset::core::cel::{Reason, Rule};
+    /// let rule = Rule::new("self == oldSelf").message("is immutable").reason(Reason::FieldValueForbidden);
+    /// # let _ = rule;
+    /// ```
+    #[cfg(feature = "apiextensions-v1")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "apiextensions-v1")))]
+    pub mod cel {
+        pub use kubeset_client::schema::{Message, Reason, Rule};
+    }
 
     /// kube-core's `admission`: the `admission.k8s.io/v1` `AdmissionReview`
     /// types of admission webhooks (kube-rs's `admission` feature; always
