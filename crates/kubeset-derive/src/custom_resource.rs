@@ -94,6 +94,24 @@ fn push<T>(list: &mut Vec<T>, item: T) -> syn::Result<()> {
     Ok(())
 }
 
+/// `validation = "CEL"` or `validation = <expression giving a Rule>`. The
+/// derive parses expressions without syn's `full` feature (one syn in a
+/// user's build): paths, calls, method calls, literals, struct literals,
+/// operators and macros, which `Rule::new(…).message(…)` and a call of the
+/// user's own function are.
+fn rule_expr(meta: &ParseNestedMeta<'_>) -> syn::Result<syn::Expr> {
+    let input = meta.value()?;
+    input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "`validation` takes a CEL string or an expression giving a `Rule` \
+             (`Rule::new(\"self.x > 0\").message(\"…\")`); this one does not parse \
+             (closures, `if`, `match`, arrays and blocks with statements are not taken here: \
+             build the `Rule` in a function and call it)",
+        )
+    })
+}
+
 /// `name("key", "value")`.
 fn pair(meta: &ParseNestedMeta<'_>) -> syn::Result<(String, String)> {
     let content;
@@ -286,7 +304,7 @@ fn one(meta: &ParseNestedMeta<'_>, a: &mut Attrs) -> syn::Result<()> {
         "shortname" => push(&mut a.short_names, str_value(meta)?),
         "category" => push(&mut a.categories, str_value(meta)?),
         "selectable" => push(&mut a.selectable, str_value(meta)?),
-        "validation" => push(&mut a.validations, meta.value()?.parse()?),
+        "validation" => push(&mut a.validations, rule_expr(meta)?),
         "label" => push(&mut a.labels, pair(meta)?),
         "annotation" => push(&mut a.annotations, pair(meta)?),
         "printcolumn" => {
