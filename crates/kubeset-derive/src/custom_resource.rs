@@ -57,7 +57,9 @@ struct Attrs {
     served: Option<bool>,
     storage: Option<bool>,
     deprecated: Option<Option<String>>,
-    validations: Vec<String>,
+    /// `validation = "CEL"` or `validation = <expression>` (a
+    /// `Rule`), in the order written.
+    validations: Vec<syn::Expr>,
 }
 
 const KEYS: &str = "expected one of `group`, `version`, `kind`, `plural`, `singular`, `namespaced`, \
@@ -90,6 +92,24 @@ fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>) -> syn::Re
 fn push<T>(list: &mut Vec<T>, item: T) -> syn::Result<()> {
     list.push(item);
     Ok(())
+}
+
+/// `validation = "CEL"` or `validation = <expression giving a Rule>`. The
+/// derive parses expressions without syn's `full` feature (one syn in a
+/// user's build): paths, calls, method calls, literals, struct literals,
+/// operators and macros, which `Rule::new(…).message(…)` and a call of the
+/// user's own function are.
+fn rule_expr(meta: &ParseNestedMeta<'_>) -> syn::Result<syn::Expr> {
+    let input = meta.value()?;
+    input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "`validation` takes a CEL string or an expression giving a `Rule` \
+             (`Rule::new(\"self.x > 0\").message(\"…\")`); this one does not parse \
+             (closures, `if`, `match`, arrays and blocks with statements are not taken here: \
+             build the `Rule` in a function and call it)",
+        )
+    })
 }
 
 /// `name("key", "value")`.
@@ -284,7 +304,7 @@ fn one(meta: &ParseNestedMeta<'_>, a: &mut Attrs) -> syn::Result<()> {
         "shortname" => push(&mut a.short_names, str_value(meta)?),
         "category" => push(&mut a.categories, str_value(meta)?),
         "selectable" => push(&mut a.selectable, str_value(meta)?),
-        "validation" => push(&mut a.validations, str_value(meta)?),
+        "validation" => push(&mut a.validations, rule_expr(meta)?),
         "label" => push(&mut a.labels, pair(meta)?),
         "annotation" => push(&mut a.annotations, pair(meta)?),
         "printcolumn" => {
@@ -624,7 +644,14 @@ fn schema_impl(c: &Ctx<'_>, a: &Attrs) -> TokenStream {
         }
         None => quote!(),
     };
-    let validations = &a.validations;
+    let validations = a.validations.iter().map(|v| validation(sch, v));
+    // The rule types in scope of the expressions, as kube-rs's derive
+    // brings them (kube 5's users write `Rule::new(…)` with no `use`).
+    let rule_types = a
+        .validations
+        .iter()
+        .any(|v| !is_str(v))
+        .then(|| quote!(#[allow(unused_imports)] use #sch::{Message, Reason, Rule};));
     match a.schema.as_deref() {
         Some("manual") => quote!(),
         Some("disabled") => quote! {
@@ -652,12 +679,35 @@ fn schema_impl(c: &Ctx<'_>, a: &Attrs) -> TokenStream {
                         #status_prop
                         .build();
                     #sch::describe(&mut s, #doc);
-                    #(#sch::validate(&mut s, #validations, None);)*
+                    #rule_types
+                    #(#validations)*
                     s
                 }
             }
         },
     }
+}
+
+/// Adds one `validation = …` to the root's schema `s`: a string literal
+/// as the rule alone, any other expression converted into a `Rule` (a type
+/// error points at the expression).
+fn validation(sch: &TokenStream, v: &syn::Expr) -> TokenStream {
+    if is_str(v) {
+        return quote!(#sch::validate(&mut s, #v, None););
+    }
+    // `validate_rule` takes `impl Into<Rule>`: a wrong type is reported at
+    // the argument, the expression as written.
+    quote!(#sch::validate_rule(&mut s, #v);)
+}
+
+fn is_str(v: &syn::Expr) -> bool {
+    matches!(
+        v,
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(_),
+            ..
+        })
+    )
 }
 
 /// `CustomResourceExt`: the CRD (from `crd_parts`), its name, the
@@ -820,7 +870,7 @@ mod tests {
                     #[kube(status = "GadgetStatus", root = "Widget", derive = "PartialEq", derive = "Default")]
                     #[kube(attr = "allow(deprecated)", attr = "must_use")]
                     #[kube(shortname = "gd", shortname = "gdg", category = "all", selectable = ".spec.size")]
-                    #[kube(validation = "self.spec.size > 0", validation = "has(self.spec)")]
+                    #[kube(validation = "self.spec.size > 0", validation = Rule::new("has(self.spec)").message("needs a spec"), validation = "true")]
                     #[kube(printcolumn = r#"{"name":"Size","type":"integer","jsonPath":".spec.size","priority":1}"#)]
                     #[kube(printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp", description = "age", format = "date-time"))]
                     #[kube(scale(spec_replicas_path = ".spec.size", status_replicas_path = ".status.size", label_selector_path = ".status.sel"))]

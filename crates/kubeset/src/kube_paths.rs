@@ -56,6 +56,10 @@ pub mod api {
 /// kube-rs's `kube::core` (the `kube-core` crate): the resource traits,
 /// dynamic objects, list and metadata types, watch events and parameters.
 pub mod core {
+    /// kube-core's CEL rule types, for `#[kube(validation = Rule::new(…))]`.
+    #[cfg(feature = "apiextensions-v1")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "apiextensions-v1")))]
+    pub use kubeset_client::schema::{Message, Reason, Rule};
     pub use kubeset_client::{
         ClusterResourceScope, List as ObjectList, NamespaceResourceScope, PartialObjectMeta,
         PartialObjectMetaExt, Resource, ResourceExt, ResourceScope, WatchEvent,
@@ -66,6 +70,50 @@ pub mod core {
     #[cfg(feature = "apiextensions-v1")]
     #[cfg_attr(docsrs, doc(cfg(feature = "apiextensions-v1")))]
     pub use kubeset_client::{CustomResourceExt, crd::merge_crds};
+
+    /// kube-core's `cel`: the CEL rule types of `x-kubernetes-validations`
+    /// (kube-rs's client-side evaluation, its `cel` feature, is not here).
+    /// `#[kube(validation = …)]` takes a string or an expression giving a
+    /// [`Rule`]; the derive brings `Rule`, `Message` and `Reason` into
+    /// scope of the expression, as kube-rs's does.
+    ///
+    /// ```
+    /// use kubeset::core::cel::{Reason, Rule};
+    /// use kubeset::{CustomResource, CustomResourceExt, JsonSchema};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug)]
+    /// #[kube(group = "example.com", version = "v1", kind = "Volume")]
+    /// #[kube(validation = Rule::new("self.spec.size == oldSelf.spec.size").message("size is immutable"))]
+    /// struct VolumeSpec {
+    ///     size: i64,
+    /// }
+    ///
+    /// let rule = Rule::new("self == oldSelf").message("is immutable").reason(Reason::FieldValueForbidden);
+    /// # let _ = rule;
+    /// let crd = serde_json::to_value(Volume::crd()).unwrap();
+    /// let rules = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["x-kubernetes-validations"];
+    /// assert_eq!(rules[0]["message"], "size is immutable");
+    /// ```
+    ///
+    /// An expression that is not a rule does not compile (`Rule: From<{integer}>`
+    /// is not satisfied, reported at the `42`):
+    ///
+    /// ```compile_fail,E0277
+    /// use kubeset::{CustomResource, JsonSchema};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug)]
+    /// #[kube(group = "example.com", version = "v1", kind = "Volume", validation = 42)]
+    /// struct VolumeSpec {
+    ///     size: i64,
+    /// }
+    /// ```
+    #[cfg(feature = "apiextensions-v1")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "apiextensions-v1")))]
+    pub mod cel {
+        pub use kubeset_client::schema::{Message, Reason, Rule};
+    }
 
     /// kube-core's `admission`: the `admission.k8s.io/v1` `AdmissionReview`
     /// types of admission webhooks (kube-rs's `admission` feature; always

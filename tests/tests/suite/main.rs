@@ -10,6 +10,7 @@ mod common;
 mod crd;
 mod crdin;
 mod crdout;
+mod crdout_rule;
 /// Types regenerated from the server's `/openapi/v3` for the group of
 /// crdout.rs (which checks that they are current and decode its objects).
 #[rustfmt::skip]

@@ -55,8 +55,10 @@ use crate::types::{ByteString, FieldsV1, IntOrString, MicroTime, Quantity, RawEx
 mod generated;
 #[doc(hidden)]
 pub mod bridge;
+mod cel;
 pub mod openapi;
 
+pub use cel::{Message, Reason, Rule, validate_rule};
 pub use openapi::{Definition, Wrap, definition};
 
 /// A type with an OpenAPI v3 structural schema. Derive it with
@@ -272,7 +274,7 @@ pub fn describe(schema: &mut JSONSchemaProps, doc: &str) {
 }
 
 /// Adds a CEL rule (`x-kubernetes-validations`), with its message when
-/// given.
+/// given. [`validate_rule`] adds a [`Rule`] with every field.
 pub fn validate(schema: &mut JSONSchemaProps, rule: &str, message: Option<&str>) {
     schema
         .x_kubernetes_validations

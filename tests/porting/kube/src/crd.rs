@@ -1,6 +1,6 @@
 //! `#[derive(CustomResource)]` with the `#[kube(...)]` keys kube 5 has
-//! (all but `no_spec`, `crates` and the `KubeSchema`-only
-//! `validation`, which kubeset lacks or spells otherwise: README), the
+//! (all but `no_spec` and `crates`, which kubeset lacks or spells
+//! otherwise: README; `validation` is cel.rs's), the
 //! CRD installed and awaited with `await_condition`, objects and their
 //! status subresource (kube-rs's generic `Api::get_scale` is not
 //! in kubeset for custom kinds: README).

@@ -17,6 +17,8 @@
 #[cfg(test)]
 mod admission;
 #[cfg(test)]
+mod cel;
+#[cfg(test)]
 mod crd;
 #[cfg(test)]
 mod dynamic;
