@@ -39,11 +39,15 @@ pub struct AccountSpec {
 
 #[test]
 fn the_rules_are_in_the_crd_in_order() -> Result<(), BoxError> {
-    // Read as JSON: k8s-openapi's field is `open_api_v3_schema`, the
-    // models' `open_apiv3_schema` (README).
-    let crd = serde_json::to_value(Account::crd())?;
-    let rules =
-        &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["x-kubernetes-validations"];
+    // The schema through k8s-openapi's field names (`open_api_v3_schema`).
+    let crd = Account::crd();
+    let schema = crd.spec.versions[0]
+        .schema
+        .as_ref()
+        .and_then(|s| s.open_api_v3_schema.as_ref())
+        .ok_or("the CRD has no schema")?;
+    let schema = serde_json::to_value(schema)?;
+    let rules = &schema["x-kubernetes-validations"];
     // The same entries from `kube::core`'s types, built outside the derive.
     let built = [
         CoreRule::new("self.spec.limit <= 100").message("limit is at most 100"),
