@@ -211,44 +211,6 @@ mod json_schema {
         }
     }
 
-    /// `{ schema = 1; repeated jSONSchemas = 2 }`; Go writes one of them.
-    impl Message for JSONSchemaPropsOrArray {
-        fn encode_fields(&self, buf: &mut Vec<u8>) {
-            match self {
-                Self::Schema(s) => wire::put_message(buf, 1, &**s),
-                Self::Schemas(list) => {
-                    for s in list {
-                        wire::put_message(buf, 2, s);
-                    }
-                }
-            }
-        }
-        fn merge_field(
-            &mut self,
-            number: u32,
-            value: Value<'_>,
-            budget: &mut Budget,
-        ) -> Result<(), DecodeError> {
-            match (number, &mut *self) {
-                (1, Self::Schema(s)) => wire::merge(&mut **s, value, budget)?,
-                (1, Self::Schemas(list)) if list.is_empty() => {
-                    *self = Self::Schema(boxed(value, budget)?);
-                }
-                (2, Self::Schemas(list)) => {
-                    let s = wire::message(value, budget)?;
-                    wire::push(list, s, budget)?;
-                }
-                (2, Self::Schema(_)) => {
-                    let mut list = Vec::new();
-                    wire::push(&mut list, wire::message(value, budget)?, budget)?;
-                    *self = Self::Schemas(list);
-                }
-                _ => {}
-            }
-            Ok(())
-        }
-    }
-
     /// Go's zero value: not allowed.
     impl Default for JSONSchemaPropsOrBool {
         fn default() -> Self {
@@ -292,38 +254,111 @@ mod json_schema {
         }
     }
 
-    /// `{ schema = 1; repeated property = 2 }`; Go writes one of them.
-    impl Message for JSONSchemaPropsOrStringArray {
-        fn encode_fields(&self, buf: &mut Vec<u8>) {
-            match self {
-                Self::Schema(s) => wire::put_message(buf, 1, &**s),
-                Self::Strings(list) => {
-                    for s in list {
-                        wire::put_string(buf, 2, s);
+    /// The codec of a schema or a list (`JSONSchemaPropsOrArray`'s
+    /// `{ schema = 1; repeated jSONSchemas = 2 }`,
+    /// `JSONSchemaPropsOrStringArray`'s `{ schema = 1; repeated property =
+    /// 2 }`): Go writes one of them. Read, a schema is taken while no item
+    /// is; an item after a schema starts the list.
+    macro_rules! schema_or_list {
+        ($ty:ident::$list:ident, put: $put:path, read: $read:expr) => {
+            impl Message for $ty {
+                fn encode_fields(&self, buf: &mut Vec<u8>) {
+                    match self {
+                        Self::Schema(s) => wire::put_message(buf, 1, &**s),
+                        Self::$list(list) => {
+                            for item in list {
+                                $put(buf, 2, item);
+                            }
+                        }
                     }
                 }
+                fn merge_field(
+                    &mut self,
+                    number: u32,
+                    value: Value<'_>,
+                    budget: &mut Budget,
+                ) -> Result<(), DecodeError> {
+                    match (number, &mut *self) {
+                        (1, Self::Schema(s)) => wire::merge(&mut **s, value, budget)?,
+                        (1, Self::$list(list)) if list.is_empty() => {
+                            *self = Self::Schema(boxed(value, budget)?);
+                        }
+                        (2, Self::$list(list)) => wire::push(list, $read(value, budget)?, budget)?,
+                        (2, Self::Schema(_)) => {
+                            let mut list = Vec::new();
+                            wire::push(&mut list, $read(value, budget)?, budget)?;
+                            *self = Self::$list(list);
+                        }
+                        _ => {}
+                    }
+                    Ok(())
+                }
+            }
+        };
+    }
+
+    schema_or_list!(JSONSchemaPropsOrArray::Schemas, put: wire::put_message, read: wire::message);
+    schema_or_list!(
+        JSONSchemaPropsOrStringArray::Strings,
+        put: wire::put_string,
+        read: |value, _: &mut Budget| wire::string(value)
+    );
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::protobuf::{decode, encode};
+
+        fn schema(description: &str) -> JSONSchemaProps {
+            JSONSchemaProps {
+                description: Some(description.to_owned()),
+                ..Default::default()
             }
         }
-        fn merge_field(
-            &mut self,
-            number: u32,
-            value: Value<'_>,
-            budget: &mut Budget,
-        ) -> Result<(), DecodeError> {
-            match (number, &mut *self) {
-                (1, Self::Schema(s)) => wire::merge(&mut **s, value, budget)?,
-                (1, Self::Strings(list)) if list.is_empty() => {
-                    *self = Self::Schema(boxed(value, budget)?);
-                }
-                (2, Self::Strings(list)) => wire::push(list, wire::string(value)?, budget)?,
-                (2, Self::Schema(_)) => {
-                    let mut list = Vec::new();
-                    wire::push(&mut list, wire::string(value)?, budget)?;
-                    *self = Self::Strings(list);
-                }
-                _ => {}
-            }
-            Ok(())
+
+        fn round_trip<M: Message + Default>(m: &M) -> M {
+            decode(&encode(m)).expect("decodes")
+        }
+
+        #[test]
+        fn schema_or_array_round_trips_either_form() {
+            let one = JSONSchemaPropsOrArray::Schema(Box::new(schema("a")));
+            assert_eq!(round_trip(&one), one);
+            let many = JSONSchemaPropsOrArray::Schemas(vec![schema("a"), schema("b")]);
+            assert_eq!(round_trip(&many), many);
+            assert_eq!(
+                round_trip(&JSONSchemaPropsOrArray::default()),
+                JSONSchemaPropsOrArray::default()
+            );
+        }
+
+        #[test]
+        fn schema_or_string_array_round_trips_either_form() {
+            let one = JSONSchemaPropsOrStringArray::Schema(Box::new(schema("a")));
+            assert_eq!(round_trip(&one), one);
+            let names = JSONSchemaPropsOrStringArray::Strings(vec!["x".into(), "y".into()]);
+            assert_eq!(round_trip(&names), names);
+        }
+
+        /// Both fields on the wire (Go writes one): a list item after a
+        /// schema starts a list; a schema after list items is dropped.
+        #[test]
+        fn both_fields_keep_the_list() {
+            let one = encode(&JSONSchemaPropsOrArray::Schema(Box::new(schema("a"))));
+            let many = encode(&JSONSchemaPropsOrArray::Schemas(vec![schema("b")]));
+            let got: JSONSchemaPropsOrArray =
+                decode(&[one.clone(), many.clone()].concat()).unwrap();
+            assert_eq!(got, JSONSchemaPropsOrArray::Schemas(vec![schema("b")]));
+            let got: JSONSchemaPropsOrArray = decode(&[many, one].concat()).unwrap();
+            assert_eq!(got, JSONSchemaPropsOrArray::Schemas(vec![schema("b")]));
+
+            let one = encode(&JSONSchemaPropsOrStringArray::Schema(Box::new(schema("a"))));
+            let names = encode(&JSONSchemaPropsOrStringArray::Strings(vec!["x".into()]));
+            let got: JSONSchemaPropsOrStringArray =
+                decode(&[one.clone(), names.clone()].concat()).unwrap();
+            assert_eq!(got, JSONSchemaPropsOrStringArray::Strings(vec!["x".into()]));
+            let got: JSONSchemaPropsOrStringArray = decode(&[names, one].concat()).unwrap();
+            assert_eq!(got, JSONSchemaPropsOrStringArray::Strings(vec!["x".into()]));
         }
     }
 }
