@@ -20,21 +20,26 @@ fn replica_template(e: &mut Errs, spec: &Value, converts: bool, kind: &str) {
         e.invalid_selector("spec.selector", &spec["selector"], "invalid label selector");
         return;
     }
-    let sel = &spec["selector"];
     let tmpl = &spec["template"];
+    selects_template(e, &spec["selector"], tmpl);
+    template(e, tmpl, "spec.template");
+    template_restart_always(e, &tmpl["spec"], kind);
+}
+
+/// The selector selects the template's labels (a missing selector selects
+/// nothing, an empty one everything).
+fn selects_template(e: &mut Errs, sel: &Value, tmpl: &Value) {
     let labels = tmpl
         .pointer("/metadata/labels")
         .cloned()
         .unwrap_or(Value::Null);
-    if (sel.is_null() || !selector_is_empty(sel)) && !selects(sel, &labels) {
+    if !selects(sel, &labels) {
         e.invalid(
             "spec.template.metadata.labels",
             &labels,
             "`selector` does not match template `labels`",
         );
     }
-    template(e, tmpl, "spec.template");
-    template_restart_always(e, &tmpl["spec"], kind);
 }
 
 /// A controller's template restarts `Always` and has no
@@ -207,17 +212,7 @@ pub(crate) fn statefulset(e: &mut Errs, obj: &Value, old: Option<&Value>) {
         }
     }
     if converts {
-        let labels = spec
-            .pointer("/template/metadata/labels")
-            .cloned()
-            .unwrap_or(Value::Null);
-        if (sel.is_null() || !selector_is_empty(sel)) && !selects(sel, &labels) {
-            e.invalid(
-                "spec.template.metadata.labels",
-                &labels,
-                "`selector` does not match template `labels`",
-            );
-        }
+        selects_template(e, sel, &spec["template"]);
         let mut tmpl = spec["template"].clone();
         if let Some(ts) = tmpl.get_mut("spec").and_then(Value::as_object_mut) {
             // Set by the controller from the set's identity.
@@ -347,17 +342,8 @@ pub(crate) fn daemonset(e: &mut Errs, obj: &Value, old: Option<&Value>) {
     let spec = &obj["spec"];
     immutable_selector(e, obj, old);
     let sel = &spec["selector"];
-    let converts = sel.is_null() || label_selector(e, sel, "spec.selector");
-    let labels = spec
-        .pointer("/template/metadata/labels")
-        .cloned()
-        .unwrap_or(Value::Null);
-    if converts && !selects(sel, &labels) {
-        e.invalid(
-            "spec.template.metadata.labels",
-            &labels,
-            "`selector` does not match template `labels`",
-        );
+    if sel.is_null() || label_selector(e, sel, "spec.selector") {
+        selects_template(e, sel, &spec["template"]);
     }
     if !sel.is_null() && selector_is_empty(sel) {
         e.invalid(
@@ -422,7 +408,10 @@ fn ds_strategy(e: &mut Errs, st: &Value) {
 mod tests {
     use super::*;
 
-    fn fields(f: fn(&mut Errs, &Value, Option<&Value>), obj: &Value) -> Vec<String> {
+    /// A kind's validation.
+    type Check = fn(&mut Errs, &Value, Option<&Value>);
+
+    fn fields(f: Check, obj: &Value) -> Vec<String> {
         let mut e = Errs::default();
         f(&mut e, obj, None);
         e.0.into_iter().map(|c| c.0).collect()
@@ -459,5 +448,32 @@ mod tests {
         let sts = json!({"spec": {"selector": {"matchLabels": {"a": "b"}}, "podManagementPolicy": "Random",
             "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}});
         assert_eq!(fields(statefulset, &sts), ["spec.podManagementPolicy"]);
+    }
+
+    /// A selector that misses the template's labels is refused for every
+    /// kind; an empty one selects them (the sets that refuse an empty
+    /// selector say so on `spec.selector`).
+    #[test]
+    fn the_selector_must_select_the_template() {
+        let with = |sel: Value| {
+            json!({"spec": {"selector": sel, "template": {"metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]}}}})
+        };
+        let kinds: [(&str, Check); 4] = [
+            ("deployment", deployment),
+            ("replicaset", replicaset),
+            ("statefulset", statefulset),
+            ("daemonset", daemonset),
+        ];
+        let labels = "spec.template.metadata.labels".to_owned();
+        for (kind, f) in kinds {
+            let miss = fields(f, &with(json!({"matchLabels": {"a": "c"}})));
+            assert!(miss.contains(&labels), "{kind}: {miss:?}");
+            let by_expression = with(json!({"matchExpressions": [
+                {"key": "a", "operator": "In", "values": ["b"]}]}));
+            assert!(!fields(f, &by_expression).contains(&labels), "{kind}");
+            let empty = fields(f, &with(json!({})));
+            assert!(!empty.contains(&labels), "{kind}: {empty:?}");
+        }
     }
 }
