@@ -89,6 +89,27 @@ pub(crate) struct Request<'a> {
     pub(crate) dry_run: bool,
 }
 
+impl<'a> Request<'a> {
+    /// The delete of `old`, the stored object.
+    pub(crate) fn delete(
+        res: &'a Resource,
+        namespace: &'a str,
+        name: &'a str,
+        old: &'a Value,
+        dry_run: bool,
+    ) -> Self {
+        Request {
+            res,
+            operation: Operation::Delete,
+            namespace,
+            name,
+            object: None,
+            old: Some(old),
+            dry_run,
+        }
+    }
+}
+
 /// A validation that failed under a binding.
 pub(super) struct Failure {
     pub(super) message: String,

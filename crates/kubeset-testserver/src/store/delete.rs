@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::{EventType, State, Store, as_version, meta_mut, meta_str, set_meta};
 use crate::admission;
-use crate::admission::policy::{Operation, Request};
+use crate::admission::policy::Request;
 use crate::deletion::{self, DeleteOptions};
 use crate::registry::{self, Cascade};
 use crate::resources::Resource;
@@ -92,15 +92,7 @@ impl Store {
         let ns = if res.namespaced { ns } else { "" };
         let st = self.lock();
         let live = as_version(res, st.live(res, ns, name)?.clone());
-        let req = Request {
-            res,
-            operation: Operation::Delete,
-            namespace: ns,
-            name,
-            object: None,
-            old: Some(&live),
-            dry_run,
-        };
+        let req = Request::delete(res, ns, name, &live, dry_run);
         pass.delete(&*st, &req);
         Some(())
     }
@@ -147,15 +139,7 @@ impl Store {
                 ));
             }
         }
-        let req = Request {
-            res,
-            operation: Operation::Delete,
-            namespace: ns,
-            name,
-            object: None,
-            old: Some(&live),
-            dry_run,
-        };
+        let req = Request::delete(res, ns, name, &live, dry_run);
         // A delete has no way to send warnings here: only `Deny` shows.
         if let Some(e) = admission::policy::admit(&*st, &req).denied {
             return Err(e);
