@@ -7,6 +7,8 @@ use base64::Engine;
 use kubeset_api::resources::RESOURCES;
 use serde_json::Value;
 
+use crate::util::strings;
+
 /// Paths of the scale subresource inside the object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ScalePaths {
@@ -262,18 +264,6 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
         .filter_map(|v| version_resource(&base, spec, v))
         .map(Arc::new)
         .collect()
-}
-
-/// A JSON array's strings (`shortNames`, `categories`); none when absent.
-fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The resource of the served CRD version `v`: `base` (the CRD's names,

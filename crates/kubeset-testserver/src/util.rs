@@ -4,6 +4,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use kubeset_api::types::Time;
 use rand::Rng;
+use serde_json::Value;
 
 /// Seconds since the epoch now.
 pub(crate) fn now_secs() -> u64 {
@@ -33,6 +34,17 @@ pub(crate) fn parse_rfc3339(s: &str) -> Option<u64> {
     Time::parse(s)
         .ok()
         .and_then(|t| u64::try_from(t.unix_seconds()).ok())
+}
+
+/// The strings of a JSON array (`shortNames`, `finalizers`, a webhook's
+/// `warnings`), other elements skipped; none when `v` is not an array.
+pub(crate) fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// A random version-4 UUID.

@@ -210,16 +210,7 @@ fn owner_problems(refs: Option<&Value>) -> Vec<Cause> {
 /// being deleted.
 fn finalizer_problems(meta: &Value, old: Option<&Value>) -> Vec<Cause> {
     const STANDARD: &[&str] = &["kubernetes", "orphan", "foregroundDeletion"];
-    let list = |m: &Value| -> Vec<String> {
-        m.get("finalizers")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect()
-    };
-    let finalizers = list(meta);
+    let finalizers = util::strings(&meta["finalizers"]);
     let mut out = Vec::new();
     for (i, f) in finalizers.iter().enumerate() {
         let msgs = qualified_name_problems(f, "finalizer name");
@@ -237,7 +228,7 @@ fn finalizer_problems(meta: &Value, old: Option<&Value>) -> Vec<Cause> {
     if let Some(old_meta) = old.and_then(|o| o.get("metadata"))
         && old_meta.get("deletionTimestamp").is_some()
     {
-        let before = list(old_meta);
+        let before = util::strings(&old_meta["finalizers"]);
         let added: Vec<&String> = finalizers.iter().filter(|f| !before.contains(f)).collect();
         if !added.is_empty() {
             let shown: Vec<String> = added.iter().map(|f| go_quote(f)).collect();

@@ -553,18 +553,21 @@ fn compile_pattern(v: &Value, path: &str, problems: &mut Sink) -> Option<(String
     }
 }
 
+/// The strings of the array at `key` (`required`, the list's map keys).
+fn strings(v: &Value, key: &str) -> Vec<String> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
 fn list_type(v: &Value) -> ListType {
     match v.get("x-kubernetes-list-type").and_then(Value::as_str) {
         Some("set") => ListType::Set,
-        Some("map") => ListType::Map(
-            v.get("x-kubernetes-list-map-keys")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-        ),
+        Some("map") => ListType::Map(strings(v, "x-kubernetes-list-map-keys")),
         _ => ListType::Atomic,
     }
 }
@@ -628,15 +631,6 @@ fn compile_node(v: &Value, path: &str, depth: usize, card: f64, problems: &mut S
     if entered {
         problems.uncorrelatable = None;
     }
-    let strings = |key: &str| -> Vec<String> {
-        v.get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect()
-    };
     let mut node = Node {
         ty,
         int_or_string: flag(v, "x-kubernetes-int-or-string"),
@@ -646,7 +640,7 @@ fn compile_node(v: &Value, path: &str, depth: usize, card: f64, problems: &mut S
         properties,
         additional,
         items,
-        required: strings("required"),
+        required: strings(v, "required"),
         enumeration: v
             .get("enum")
             .and_then(Value::as_array)

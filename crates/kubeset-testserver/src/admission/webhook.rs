@@ -33,6 +33,7 @@ use serde_json::{Value, json};
 
 use super::policy::{self, Lookup, Operation, Request};
 use crate::status::ApiError;
+use crate::util;
 
 /// The plural of the mutating configurations.
 pub(crate) const MUTATING: &str = "mutatingwebhookconfigurations";
@@ -574,15 +575,7 @@ pub(crate) fn read_answer(body: &[u8], uid: &str, mutating: bool) -> Result<Answ
         allowed: r["allowed"].as_bool().unwrap_or(false),
         status: r["status"].clone(),
         patch: None,
-        warnings: r["warnings"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default(),
+        warnings: util::strings(&r["warnings"]),
     };
     if let Some(p) = r["patch"].as_str().filter(|p| !p.is_empty()) {
         if !mutating {

@@ -34,6 +34,7 @@ use tokio::sync::watch;
 use crate::faults::{FaultState, Mode};
 use crate::status::ApiError;
 use crate::store::Store;
+use crate::util;
 use crate::wire::{Body, full, percent_decode};
 
 /// Sessions (exec, attach, port-forward) open at once per server.
@@ -421,17 +422,7 @@ fn exec_target(
             cs.iter()
                 .find(|c| c.get("name").and_then(Value::as_str) == Some(&container))
         });
-    let strings = |k: &str| -> Vec<String> {
-        spec.and_then(|c| c.get(k))
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let strings = |k: &str| spec.map(|c| util::strings(&c[k])).unwrap_or_default();
     let command: Vec<String> = match sub {
         Sub::Exec => q
             .iter()
