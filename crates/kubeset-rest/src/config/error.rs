@@ -47,6 +47,30 @@ pub(crate) fn read_bounded_text(
     String::from_utf8(bytes).map_err(|e| io(io::Error::new(io::ErrorKind::InvalidData, e)))
 }
 
+/// A token endpoint's refusal (OIDC's issuer, Google's OAuth endpoint): the
+/// status and OAuth's `error` and `error_description`, cut to 200 and 500
+/// characters (never the body otherwise: it may echo secrets).
+#[cfg(any(feature = "oidc", feature = "oauth"))]
+pub(crate) fn oauth_refusal(status: http::StatusCode, body: &[u8]) -> String {
+    #[derive(serde::Deserialize)]
+    struct OAuthError {
+        error: String,
+        #[serde(default)]
+        error_description: Option<String>,
+    }
+    match serde_json::from_slice::<OAuthError>(body) {
+        Ok(e) => {
+            let mut text: String = e.error.chars().take(200).collect();
+            if let Some(d) = e.error_description {
+                text.push_str(": ");
+                text.extend(d.chars().take(500));
+            }
+            format!("status {status}, {text}")
+        }
+        Err(_) => format!("status {status}"),
+    }
+}
+
 /// Everything that can go wrong while loading a configuration or obtaining
 /// credentials.
 ///
@@ -420,5 +444,24 @@ impl From<ConfigError> for crate::Error {
         crate::Error::Config {
             source: Box::new(e),
         }
+    }
+}
+
+#[cfg(all(test, any(feature = "oidc", feature = "oauth")))]
+mod tests {
+    use http::StatusCode;
+
+    use super::oauth_refusal;
+
+    #[test]
+    fn refusals_keep_only_the_oauth_error() {
+        let body =
+            br#"{"error": "invalid_grant", "error_description": "expired", "refresh_token": "x"}"#;
+        let text = oauth_refusal(StatusCode::BAD_REQUEST, body);
+        assert_eq!(text, "status 400 Bad Request, invalid_grant: expired");
+        assert_eq!(
+            oauth_refusal(StatusCode::BAD_GATEWAY, b"<html>"),
+            "status 502 Bad Gateway"
+        );
     }
 }

@@ -26,7 +26,7 @@ use std::{
 };
 
 use base64::Engine as _;
-use http::{StatusCode, header};
+use http::header;
 use ring::{
     rand::SystemRandom,
     signature::{RSA_PKCS1_SHA256, RsaKeyPair},
@@ -35,7 +35,8 @@ use rustls::pki_types::{PrivateKeyDer, pem::PemObject};
 use serde::Deserialize;
 use url::Url;
 
-use super::{ConfigError, Secret, TlsSettings, error::read_bounded};
+use super::error::{oauth_refusal, read_bounded};
+use super::{ConfigError, Secret, TlsSettings};
 
 /// client-go's default scopes (its gcp plugin's `defaultScopes`).
 const DEFAULT_SCOPES: [&str; 2] = [
@@ -221,7 +222,7 @@ impl Adc {
             body.extend_from_slice(&chunk);
         }
         if !status.is_success() {
-            return Err(answer_error(refusal(status, &body)));
+            return Err(answer_error(oauth_refusal(status, &body)));
         }
         serde_json::from_slice(&body).map_err(|e| answer_error(format!("not a token answer: {e}")))
     }
@@ -368,28 +369,6 @@ fn assertion(
     )
     .map_err(|_| "private_key: signing failed".to_owned())?;
     Ok(format!("{input}.{}", b64(&signature)))
-}
-
-/// The endpoint's refusal: the status and OAuth's `error` and
-/// `error_description` (never the body otherwise: it may echo secrets).
-fn refusal(status: StatusCode, body: &[u8]) -> String {
-    #[derive(Deserialize)]
-    struct OAuthError {
-        error: String,
-        #[serde(default)]
-        error_description: Option<String>,
-    }
-    match serde_json::from_slice::<OAuthError>(body) {
-        Ok(e) => {
-            let mut text: String = e.error.chars().take(200).collect();
-            if let Some(d) = e.error_description {
-                text.push_str(": ");
-                text.extend(d.chars().take(500));
-            }
-            format!("status {status}, {text}")
-        }
-        Err(_) => format!("status {status}"),
-    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use http::{HeaderValue, StatusCode, header};
 use serde::Deserialize;
 use url::Url;
 
-use super::{ConfigError, TlsSettings, tls};
+use super::{ConfigError, TlsSettings, error::oauth_refusal, tls};
 use crate::auth::{AuthFuture, Authenticator};
 
 /// A token whose `exp` is this close is refreshed already (client-go's
@@ -212,7 +212,7 @@ impl OidcAuthenticator {
             (status, body) = self.send(in_form, endpoint).await?;
         }
         if !status.is_success() {
-            return Err(self.answer_error(endpoint.as_str(), refusal(status, &body)));
+            return Err(self.answer_error(endpoint.as_str(), oauth_refusal(status, &body)));
         }
         let answer: Answer = serde_json::from_slice(&body).map_err(|e| {
             self.answer_error(endpoint.as_str(), format!("not a token answer: {e}"))
@@ -295,28 +295,6 @@ struct Answer {
     id_token: String,
     #[serde(default)]
     refresh_token: Option<String>,
-}
-
-/// The issuer's refusal: the status and OAuth's `error` and
-/// `error_description` (never the body otherwise: it may echo secrets).
-fn refusal(status: StatusCode, body: &[u8]) -> String {
-    #[derive(Deserialize)]
-    struct OAuthError {
-        error: String,
-        #[serde(default)]
-        error_description: Option<String>,
-    }
-    match serde_json::from_slice::<OAuthError>(body) {
-        Ok(e) => {
-            let mut text: String = e.error.chars().take(200).collect();
-            if let Some(d) = e.error_description {
-                text.push_str(": ");
-                text.extend(d.chars().take(500));
-            }
-            format!("status {status}, {text}")
-        }
-        Err(_) => format!("status {status}"),
-    }
 }
 
 /// An absolute `https` URL.
@@ -424,17 +402,5 @@ mod tests {
         ]));
         let debug = format!("{:?}", ok.expect("a refresh-token alone is enough"));
         assert!(!debug.contains("\"r\""), "{debug}");
-    }
-
-    #[test]
-    fn refusals_keep_only_the_oauth_error() {
-        let body =
-            br#"{"error": "invalid_grant", "error_description": "expired", "refresh_token": "x"}"#;
-        let text = refusal(StatusCode::BAD_REQUEST, body);
-        assert_eq!(text, "status 400 Bad Request, invalid_grant: expired");
-        assert_eq!(
-            refusal(StatusCode::BAD_GATEWAY, b"<html>"),
-            "status 502 Bad Gateway"
-        );
     }
 }
