@@ -815,19 +815,11 @@ where
         params: &WatchParams,
         resource_version: &str,
     ) -> Result<WatchStream<K>, Error> {
-        let bounded;
-        let params = if params.timeout_seconds.is_some() {
-            params
-        } else {
-            bounded = params
-                .clone()
-                .timeout(kubeset_rest::watch::random_watch_timeout_seconds());
-            &bounded
-        };
-        let json = || self.watch_request(params, resource_version).watch();
+        let params = params.bounded();
+        let json = || self.watch_request(&params, resource_version).watch();
         #[cfg(feature = "protobuf")]
         if let Some(pb) = self.protobuf() {
-            let req = self.watch_request(params, resource_version);
+            let req = self.watch_request(&params, resource_version);
             return crate::protobuf::or_json(pb, |d| req.watch_protobuf(d), json).await;
         }
         json().await
@@ -1196,6 +1188,53 @@ mod tests {
             Some(Err(e @ Error::StreamDeadline { .. })) => assert!(e.is_timeout()),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// `watch_metadata` is bounded as `watch` is: a drawn timeout when
+    /// none is given, the given one kept.
+    #[tokio::test]
+    async fn a_metadata_watch_asks_for_a_timeout_too() {
+        use crate::params::WatchParams;
+        let cms = |url: &str| -> Api<crate::api::core::v1::ConfigMap> {
+            let rest = RestClient::new(RestConfig::new(url)).expect("client builds");
+            Api::namespaced(Client::new(rest, "default"), "default")
+        };
+        let query = |target: &str, key: &str| -> Option<String> {
+            target
+                .split(['?', '&'])
+                .find_map(|p| p.strip_prefix(key)?.strip_prefix('='))
+                .map(str::to_owned)
+        };
+        let (url, target) = stalling_server().await;
+        let watch = cms(&url).watch_metadata(&WatchParams::default(), "5").await;
+        let target = target.await.unwrap();
+        let secs: u32 = query(&target, "timeoutSeconds")
+            .unwrap_or_else(|| panic!("no timeoutSeconds in {target}"))
+            .parse()
+            .unwrap();
+        assert!((300..600).contains(&secs), "{secs}");
+        assert_eq!(query(&target, "watch").as_deref(), Some("true"), "{target}");
+        assert_eq!(
+            query(&target, "resourceVersion").as_deref(),
+            Some("5"),
+            "{target}"
+        );
+        drop(watch);
+        let (url, target) = stalling_server().await;
+        let params = WatchParams::default().timeout(7).labels("app=web");
+        let watch = cms(&url).watch_metadata(&params, "5").await;
+        let target = target.await.unwrap();
+        assert_eq!(
+            query(&target, "timeoutSeconds").as_deref(),
+            Some("7"),
+            "{target}"
+        );
+        assert_eq!(
+            query(&target, "labelSelector").as_deref(),
+            Some("app%3Dweb"),
+            "{target}"
+        );
+        drop(watch);
     }
 
     #[test]

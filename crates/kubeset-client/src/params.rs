@@ -4,6 +4,7 @@
 //! [`QueryParams::query_pairs`]; the request layer encodes them. This module
 //! does no I/O, so every rule here is checked by plain unit tests.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 /// Something that becomes query parameters of a request.
@@ -215,6 +216,21 @@ impl WatchParams {
         self.send_initial_events = true;
         self.bookmarks = true;
         self
+    }
+
+    /// These parameters bounded in time as client-go's reflector bounds its
+    /// watches: as they are when `timeout_seconds` is set, else with a
+    /// timeout drawn in `[300, 600)`
+    /// ([`random_watch_timeout_seconds`](kubeset_rest::watch::random_watch_timeout_seconds)).
+    pub(crate) fn bounded(&self) -> Cow<'_, Self> {
+        if self.timeout_seconds.is_some() {
+            Cow::Borrowed(self)
+        } else {
+            Cow::Owned(
+                self.clone()
+                    .timeout(kubeset_rest::watch::random_watch_timeout_seconds()),
+            )
+        }
     }
 
     /// The query pairs of a watch starting after `resource_version`

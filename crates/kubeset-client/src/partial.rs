@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::Api;
 use crate::admission::TypeMeta;
-use crate::params::{ListParams, QueryParams as _, WatchParams};
+use crate::params::{ListParams, WatchParams};
+use crate::url::with_params;
 
 /// The `Accept` header asking for one object's metadata only.
 pub const PARTIAL_METADATA_ACCEPT: &str =
@@ -267,16 +268,11 @@ impl<K: Resource + 'static> Api<K> {
         &self,
         params: &ListParams,
     ) -> Result<List<PartialObjectMeta<K>>, Error> {
-        let mut pairs = Vec::new();
-        params.query_pairs(&mut pairs);
-        let mut req = self.request(Verb::Get, None).header(
+        let req = self.request(Verb::Get, None).header(
             ACCEPT,
             HeaderValue::from_static(PARTIAL_METADATA_LIST_ACCEPT),
         );
-        for (k, v) in pairs {
-            req = req.param(k, v);
-        }
-        req.send_json().await
+        with_params(req, params).send_json().await
     }
 
     /// Watches the metadata of the objects `params` selects from
@@ -288,23 +284,9 @@ impl<K: Resource + 'static> Api<K> {
     ) -> Result<WatchStream<PartialObjectMeta<K>>, Error> {
         // Bounded as `Api::watch` bounds it: a watch without a timeout gets
         // one drawn as client-go draws it.
-        let bounded;
-        let params = if params.timeout_seconds.is_some() {
-            params
-        } else {
-            bounded = params
-                .clone()
-                .timeout(kubeset_rest::watch::random_watch_timeout_seconds());
-            &bounded
-        };
-        let mut pairs = Vec::new();
-        params.watch_pairs(resource_version, &mut pairs);
-        let mut req = self
-            .request(Verb::Get, None)
-            .header(ACCEPT, HeaderValue::from_static(PARTIAL_METADATA_ACCEPT));
-        for (k, v) in pairs {
-            req = req.param(k, v);
-        }
-        req.watch().await
+        self.watch_request(&params.bounded(), resource_version)
+            .header(ACCEPT, HeaderValue::from_static(PARTIAL_METADATA_ACCEPT))
+            .watch()
+            .await
     }
 }
