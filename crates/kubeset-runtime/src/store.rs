@@ -83,6 +83,14 @@ struct Index<K> {
 }
 
 impl<K> Index<K> {
+    /// An index by `func` of no objects yet.
+    fn empty(func: IndexFn<K>) -> Self {
+        Index {
+            func,
+            entries: HashMap::new(),
+        }
+    }
+
     fn add(&mut self, key: &ObjectKey, obj: &K) {
         for value in (self.func)(obj) {
             self.entries.entry(value).or_default().insert(key.clone());
@@ -538,15 +546,7 @@ impl<K: Resource + 'static> Writer<K> {
         let indexes = config
             .indexes
             .into_iter()
-            .map(|(name, func)| {
-                (
-                    name,
-                    Index {
-                        func,
-                        entries: HashMap::new(),
-                    },
-                )
-            })
+            .map(|(name, func)| (name, Index::empty(func)))
             .collect();
         Writer {
             store: Store {
@@ -773,15 +773,7 @@ impl<K: Resource + 'static> Writer<K> {
             .collect();
         let mut indexes: HashMap<String, Index<K>> = funcs
             .into_iter()
-            .map(|(name, func)| {
-                (
-                    name,
-                    Index {
-                        func,
-                        entries: HashMap::new(),
-                    },
-                )
-            })
+            .map(|(name, func)| (name, Index::empty(func)))
             .collect();
         for idx in indexes.values_mut() {
             for (key, slot) in &objects {
