@@ -14,6 +14,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use kubeset_client::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
 use kubeset_client::conversion::{ConversionRequest, ConversionResponse, ConversionReview};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
@@ -290,26 +291,10 @@ impl App {
         let Some(routes) = self.webhook.routes.get(&path) else {
             return plain(StatusCode::NOT_FOUND, format!("no webhook at {path}"));
         };
-        if req.method() != Method::POST {
-            return plain(
-                StatusCode::METHOD_NOT_ALLOWED,
-                format!("{} {path}: a webhook takes POST", req.method()),
-            );
-        }
-        let body = match self.read_body(req).await {
-            Ok(body) => body,
-            Err(response) => return response,
-        };
-        let mut de = serde_json::Deserializer::from_slice(&body);
         let review: AdmissionReview<serde_json::Value> =
-            match serde_path_to_error::deserialize(&mut de) {
+            match self.read_review(&path, "AdmissionReview", req).await {
                 Ok(review) => review,
-                Err(e) => {
-                    return plain(
-                        StatusCode::BAD_REQUEST,
-                        format!("malformed AdmissionReview at {}: {}", e.path(), e.inner()),
-                    );
-                }
+                Err(response) => return response,
             };
         let Ok(request) = AdmissionRequest::try_from(review) else {
             return plain(
@@ -327,6 +312,32 @@ impl App {
             Ok(response) => json(&response.into_review()),
             Err(response) => response,
         }
+    }
+
+    /// The review a webhook was sent (`kind` names it in the answer): a
+    /// `POST` whose body, read by [`read_body`](Self::read_body), is JSON of
+    /// that shape; otherwise the answer that says why not (405, the body's
+    /// refusals, or 400 naming where the JSON went wrong).
+    async fn read_review<R: DeserializeOwned>(
+        &self,
+        path: &str,
+        kind: &str,
+        req: Request<Incoming>,
+    ) -> Result<R, Response<Body>> {
+        if req.method() != Method::POST {
+            return Err(plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("{} {path}: a webhook takes POST", req.method()),
+            ));
+        }
+        let body = self.read_body(req).await?;
+        let mut de = serde_json::Deserializer::from_slice(&body);
+        serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            plain(
+                StatusCode::BAD_REQUEST,
+                format!("malformed {kind} at {}: {}", e.path(), e.inner()),
+            )
+        })
     }
 
     /// The body, at most `max_body` bytes (else 413), within `body_timeout` (else 408).
@@ -424,25 +435,9 @@ impl App {
         conversion: Arc<dyn ErasedConversion>,
         req: Request<Incoming>,
     ) -> Response<Body> {
-        if req.method() != Method::POST {
-            return plain(
-                StatusCode::METHOD_NOT_ALLOWED,
-                format!("{} {path}: a webhook takes POST", req.method()),
-            );
-        }
-        let body = match self.read_body(req).await {
-            Ok(body) => body,
-            Err(response) => return response,
-        };
-        let mut de = serde_json::Deserializer::from_slice(&body);
-        let review: ConversionReview = match serde_path_to_error::deserialize(&mut de) {
+        let review: ConversionReview = match self.read_review(path, "ConversionReview", req).await {
             Ok(review) => review,
-            Err(e) => {
-                return plain(
-                    StatusCode::BAD_REQUEST,
-                    format!("malformed ConversionReview at {}: {}", e.path(), e.inner()),
-                );
-            }
+            Err(response) => return response,
         };
         let Ok(request) = ConversionRequest::from_review(review) else {
             return plain(
