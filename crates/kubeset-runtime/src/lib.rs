@@ -142,7 +142,6 @@
     doc = "\n[`webhook`]: #features\n[`webhook::Conversion`]: #features\n[`webhook::CertRotator`]: #features"
 )]
 
-pub mod backoff;
 pub mod controller;
 #[cfg(feature = "events")]
 pub mod events;
@@ -174,8 +173,8 @@ pub mod webhook;
 /// the module (`reflector::store::Writer`) and the function
 /// (`reflector::store()`), as there.
 pub mod reflector {
-    pub use crate::object_ref::{Extra, ObjectRef};
-    pub use crate::store::{self, ObjectKey, Store, StoreConfig, Writer, reflector, store};
+    pub use crate::object_ref::ObjectRef;
+    pub use crate::store::{self, Store, reflector, store};
 }
 
 /// kube-rs's `kube::runtime::utils` paths: the stream adapters.
@@ -183,9 +182,11 @@ pub mod utils {
     pub use crate::predicates::{self, Predicate, WatchStreamExt};
 }
 
-pub use backoff::Backoff;
 pub use controller::{Action, Config, Controller, Priority, RetryBackoff, WorkQueue};
 pub use finalizer::finalizer;
+/// The watcher's backoff ([`WatcherConfig::backoff`]): kubeset-rest's,
+/// which its resumable watch uses too.
+pub use kubeset_client::rest::backoff::Backoff;
 #[cfg(all(feature = "leader", feature = "metrics"))]
 pub use leader::LeaderMetrics;
 #[cfg(feature = "leader")]

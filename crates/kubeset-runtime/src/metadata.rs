@@ -1,5 +1,8 @@
 //! [`PartialObjectMetadata`]: an object reduced to its metadata, for caches
-//! that only need names, labels, owners and versions.
+//! that only need names, labels, owners and versions. The `Accept` headers
+//! that ask the API server for it are the client's
+//! ([`PARTIAL_METADATA_ACCEPT`](kubeset_client::PARTIAL_METADATA_ACCEPT),
+//! [`PARTIAL_METADATA_LIST_ACCEPT`](kubeset_client::PARTIAL_METADATA_LIST_ACCEPT)).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -7,14 +10,6 @@ use std::marker::PhantomData;
 use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubeset_client::{Metadata, Resource};
 use serde::{Deserialize, Serialize};
-
-/// The `Accept` header that asks the API server for metadata only.
-pub const PARTIAL_METADATA_ACCEPT: &str =
-    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
-
-/// The `Accept` header for lists of metadata only.
-pub const PARTIAL_METADATA_LIST_ACCEPT: &str =
-    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 
 /// Only the metadata of an object of kind `K`. Decodes from either a
 /// `PartialObjectMetadata` answer or a full object (other fields are

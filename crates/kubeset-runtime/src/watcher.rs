@@ -41,7 +41,10 @@ use http::header::ACCEPT;
 use kubeset_client::params::{ListParams, QueryParams as _, VersionMatch, WatchParams};
 use kubeset_client::rest::watch::{Verdict, WatchProgress};
 use kubeset_client::rest::{Request, Verb};
-use kubeset_client::{Api, ApiError, List, Resource, WatchEvent, WatchStream};
+use kubeset_client::{
+    Api, ApiError, List, PARTIAL_METADATA_ACCEPT, PARTIAL_METADATA_LIST_ACCEPT, Resource,
+    WatchEvent, WatchStream,
+};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -49,10 +52,8 @@ use serde_json::value::RawValue;
 #[cfg(feature = "protobuf")]
 mod protobuf;
 
-use crate::backoff::Backoff;
-use crate::metadata::{
-    PARTIAL_METADATA_ACCEPT, PARTIAL_METADATA_LIST_ACCEPT, PartialObjectMetadata,
-};
+use crate::metadata::PartialObjectMetadata;
+use kubeset_client::rest::backoff::Backoff;
 
 /// kube-rs's name of [`WatcherConfig`] (`watcher::Config`).
 pub use self::WatcherConfig as Config;

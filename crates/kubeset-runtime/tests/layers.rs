@@ -13,11 +13,11 @@ const LAYERS: &[&[&str]] = &[
     // The gate of shards and of leadership (pure bookkeeping and the
     // shard hash), below both.
     &["gate"],
-    // Leaves: the backoff, memory accounting, metadata-only objects, the
-    // status helpers, and the parts that stand alone (events, leader
-    // election, the webhook server).
+    // Leaves: memory accounting, metadata-only objects, the status
+    // helpers, and the parts that stand alone (events, leader election,
+    // the webhook server).
     &[
-        "backoff", "memory", "metadata", "status", "events", "leader", "webhook",
+        "memory", "metadata", "status", "events", "leader", "webhook",
     ],
     // The watcher.
     &["watcher"],

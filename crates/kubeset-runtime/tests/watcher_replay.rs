@@ -12,7 +12,7 @@ use futures::{Stream, StreamExt as _};
 use kubeset_client::Api;
 use kubeset_client::api::core::v1::ConfigMap;
 use kubeset_client::rest::{RestClient, RestConfig};
-use kubeset_runtime::backoff::Backoff;
+use kubeset_runtime::Backoff;
 use kubeset_runtime::watcher::{Event, InitialList, WatcherConfig, WatcherError, watcher};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
