@@ -612,15 +612,7 @@ async fn watch_on_replica0(
     })?;
     let mut seen: Vec<String> = Vec::new();
     for name in ["job-1", "job-2"] {
-        within(
-            step,
-            "creating a ConfigMap",
-            cms.create(
-                &PostParams::default(),
-                &config_map(name, "batch", &[("n", name)]),
-            ),
-        )
-        .await?;
+        create_job(cms, name, "creating a ConfigMap").await?;
         let (kind, obj) = next_resumed(step, &mut watch).await?;
         seen.push(format!("{kind} {}", name_of(&obj)));
     }
@@ -644,15 +636,7 @@ async fn create_with_replica0_down(
 ) -> Result<(), CliError> {
     let step = "failover";
     for name in ["job-3", "job-4"] {
-        within(
-            step,
-            "creating a ConfigMap with replica 0 down",
-            cms.create(
-                &PostParams::default(),
-                &config_map(name, "batch", &[("n", name)]),
-            ),
-        )
-        .await?;
+        create_job(cms, name, "creating a ConfigMap with replica 0 down").await?;
     }
     let answering = client
         .rest()
@@ -719,6 +703,14 @@ async fn watch_resumed_elsewhere(
         "   The watch resumed by itself on {now_serving} from the last resourceVersion it had seen ({last_rv}) and delivered ADDED job-3 and ADDED job-4: nothing lost and nothing repeated ({} resume).",
         watch.resumes()
     ))
+}
+
+/// Creates the failover step's `app=batch` ConfigMap `name` (data
+/// `n: name`); `what` says what failed.
+async fn create_job(cms: &Api<ConfigMap>, name: &str, what: &str) -> Result<(), CliError> {
+    let cm = config_map(name, "batch", &[("n", name)]);
+    within("failover", what, cms.create(&PostParams::default(), &cm)).await?;
+    Ok(())
 }
 
 /// The next ADDED/MODIFIED/DELETED event of a resumable watch (bookmarks
