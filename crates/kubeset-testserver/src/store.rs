@@ -381,6 +381,14 @@ impl Store {
         self.notify.send_replace(rv);
     }
 
+    /// Releases the lock, then wakes the watches at the resourceVersion the
+    /// write under it reached.
+    fn unlock_and_notify(&self, st: MutexGuard<'_, State>) {
+        let rv = st.rv;
+        drop(st);
+        self.notify(rv);
+    }
+
     /// Wakes when the resourceVersion moves.
     pub(crate) fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
         self.notify.subscribe()

@@ -47,9 +47,7 @@ impl Store {
             return Ok(as_version(res, new));
         }
         let out = st.commit(res, EventType::Modified, new);
-        let rv = st.rv;
-        drop(st);
-        self.notify(rv);
+        self.unlock_and_notify(st);
         Ok(as_version(res, out))
     }
 
@@ -180,9 +178,7 @@ impl Store {
             self.after_delete(&mut st, res, &out);
             out
         };
-        let rv = st.rv;
-        drop(st);
-        self.notify(rv);
+        self.unlock_and_notify(st);
         Ok(as_version(res, out))
     }
 

@@ -107,7 +107,7 @@ impl Store {
         // After the field manager, as kube-apiserver's create handler:
         // what a mutating policy sets is owned by no one.
         self.policies(None, res, Operation::Create, Some(&mut obj), None, ctx)?;
-        self.insert_new(res, ns, &name, obj, ctx)
+        self.insert_new(self.lock(), res, ns, &name, obj, ctx)
     }
 
     /// Runs the admission policies on a write ([`admission::policies`]:
@@ -144,20 +144,20 @@ impl Store {
         }
     }
 
+    /// Inserts a new object under `st`, the caller's lock, and (unless a
+    /// dry run) wakes the watches once it is released.
     fn insert_new(
         &self,
+        mut st: MutexGuard<'_, State>,
         res: &Resource,
         ns: &str,
         name: &str,
         obj: Value,
         ctx: &WriteCtx,
     ) -> Result<Value, ApiError> {
-        let mut st = self.lock();
         let out = Self::insert_locked(&mut st, res, ns, name, obj, ctx)?;
-        let rv = st.rv;
-        drop(st);
         if !ctx.dry_run {
-            self.notify(rv);
+            self.unlock_and_notify(st);
         }
         Ok(out)
     }
@@ -245,9 +245,7 @@ impl Store {
         }
         let new = conversion::to_storage(res, new)?;
         let out = self.commit_update(&mut st, res, new);
-        let rv = st.rv;
-        drop(st);
-        self.notify(rv);
+        self.unlock_and_notify(st);
         Ok(as_version(res, out))
     }
 
@@ -255,7 +253,7 @@ impl Store {
     /// `AllowCreateOnUpdate`), under the caller's lock `st`.
     fn create_on_update(
         &self,
-        mut st: MutexGuard<'_, State>,
+        st: MutexGuard<'_, State>,
         res: &Resource,
         ns: &str,
         name: &str,
@@ -265,13 +263,7 @@ impl Store {
         admission::admit(res, name, &mut desired, None, &ctx.admission)?;
         let mut obj = new_from_apply(res, (ns, name), desired, &ctx.admission)?;
         self.policies(Some(&st), res, Operation::Create, Some(&mut obj), None, ctx)?;
-        let out = Self::insert_locked(&mut st, res, ns, name, obj, ctx)?;
-        let rv = st.rv;
-        drop(st);
-        if !ctx.dry_run {
-            self.notify(rv);
-        }
-        Ok(out)
+        self.insert_new(st, res, ns, name, obj, ctx)
     }
 
     /// `rest.BeforeUpdate` of `desired` over `live`, in kube-apiserver's
