@@ -103,23 +103,30 @@ impl Message for IntOrString {
     }
 }
 
-/// `{ raw = 1 }`: the embedded object's JSON.
-impl Message for RawExtension {
-    fn encode_fields(&self, buf: &mut Vec<u8>) {
-        put_json(buf, 1, &self.0);
-    }
-    fn merge_field(
-        &mut self,
-        number: u32,
-        value: Value<'_>,
-        budget: &mut Budget,
-    ) -> Result<(), DecodeError> {
-        if number == 1 {
-            self.0 = json_value(value, "RawExtension", budget)?;
+/// The codec of a JSON value on the wire (`RawExtension`, `JSON`):
+/// `{ raw = 1 }`, the value's JSON text; a decode error names the type.
+macro_rules! raw_json {
+    ($ty:ident) => {
+        impl Message for $ty {
+            fn encode_fields(&self, buf: &mut Vec<u8>) {
+                put_json(buf, 1, &self.0);
+            }
+            fn merge_field(
+                &mut self,
+                number: u32,
+                value: Value<'_>,
+                budget: &mut Budget,
+            ) -> Result<(), DecodeError> {
+                if number == 1 {
+                    self.0 = json_value(value, stringify!($ty), budget)?;
+                }
+                Ok(())
+            }
         }
-        Ok(())
-    }
+    };
 }
+
+raw_json!(RawExtension);
 
 /// `{ Raw = 1 }`: the field set's JSON text, kept as received (checked to
 /// be JSON when written as JSON, as Go does; see [`FieldsV1`]).
@@ -180,23 +187,7 @@ mod json_schema {
         JSON, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, JSONSchemaPropsOrStringArray,
     };
 
-    /// `{ raw = 1 }`: the value's JSON.
-    impl Message for JSON {
-        fn encode_fields(&self, buf: &mut Vec<u8>) {
-            put_json(buf, 1, &self.0);
-        }
-        fn merge_field(
-            &mut self,
-            number: u32,
-            value: Value<'_>,
-            budget: &mut Budget,
-        ) -> Result<(), DecodeError> {
-            if number == 1 {
-                self.0 = json_value(value, "JSON", budget)?;
-            }
-            Ok(())
-        }
-    }
+    raw_json!(JSON);
 
     /// A schema read into a new box, charged.
     fn boxed(value: Value<'_>, budget: &mut Budget) -> Result<Box<JSONSchemaProps>, DecodeError> {
@@ -321,6 +312,18 @@ mod json_schema {
         }
 
         #[test]
+        fn json_round_trips_and_names_itself_when_not_json() {
+            let v = JSON(serde_json::json!({"a": [1, "b", null]}));
+            assert_eq!(round_trip(&v), v);
+            let mut bad = Vec::new();
+            wire::put_raw(&mut bad, 1, b"{not json");
+            match decode::<JSON>(&bad) {
+                Err(DecodeError::EmbeddedJson { what, .. }) => assert_eq!(what, "JSON"),
+                other => panic!("{other:?}"),
+            }
+        }
+
+        #[test]
         fn schema_or_array_round_trips_either_form() {
             let one = JSONSchemaPropsOrArray::Schema(Box::new(schema("a")));
             assert_eq!(round_trip(&one), one);
@@ -359,6 +362,28 @@ mod json_schema {
             assert_eq!(got, JSONSchemaPropsOrStringArray::Strings(vec!["x".into()]));
             let got: JSONSchemaPropsOrStringArray = decode(&[names, one].concat()).unwrap();
             assert_eq!(got, JSONSchemaPropsOrStringArray::Strings(vec!["x".into()]));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protobuf::{decode, encode};
+
+    #[test]
+    fn raw_extension_round_trips_and_names_itself_when_not_json() {
+        let v = RawExtension(serde_json::json!({"kind": "Pod", "n": [1, 2]}));
+        assert_eq!(decode::<RawExtension>(&encode(&v)).unwrap(), v);
+        assert_eq!(
+            decode::<RawExtension>(&[]).unwrap(),
+            RawExtension(serde_json::Value::Null)
+        );
+        let mut bad = Vec::new();
+        wire::put_raw(&mut bad, 1, b"{not json");
+        match decode::<RawExtension>(&bad) {
+            Err(DecodeError::EmbeddedJson { what, .. }) => assert_eq!(what, "RawExtension"),
+            other => panic!("{other:?}"),
         }
     }
 }
