@@ -70,12 +70,17 @@ impl Output {
 
     /// Single files owned by the generator outside [`Output::owned_dirs`].
     pub fn owned_files() -> Vec<String> {
-        vec![RESOURCES_FILE.to_owned(), LAYOUT_FILE.to_owned()]
+        vec![
+            RESOURCES_FILE.to_owned(),
+            LAYOUT_FILE.to_owned(),
+            VERSION_FILE.to_owned(),
+        ]
     }
 }
 
 const RESOURCES_FILE: &str = "src/resources/generated.rs";
 const LAYOUT_FILE: &str = "src/layout/generated.rs";
+const VERSION_FILE: &str = "src/version.rs";
 
 pub(crate) fn type_path(ir: &Ir, definition: &str) -> TokenStream {
     match ir.types.get(definition) {
@@ -159,8 +164,10 @@ fn field_tokens(ir: &Ir, f: &Field) -> TokenStream {
         f.description.as_deref(),
         &format!("`{}` (no description in the spec).", f.json),
     );
+    let cfg = crate::versions::cfg(f.gate.as_ref());
     quote! {
         #doc
+        #cfg
         pub #name: #ty,
     }
 }
@@ -209,6 +216,7 @@ fn type_file(ir: &Ir, t: &TypeDef) -> Option<TokenStream> {
                 _ => quote!(),
             };
             let serde_impls = serde_impls::impls(&t.name, fields, t.gvk.as_ref());
+            let doc = versions_doc(doc, t.gate.as_ref());
             Some(quote! {
                 #doc
                 #[derive(Clone, Debug, Default, PartialEq)]
@@ -219,6 +227,21 @@ fn type_file(ir: &Ir, t: &TypeDef) -> Option<TokenStream> {
                 #serde_impls
             })
         }
+    }
+}
+
+/// `doc` and, for a type not in every version, a line naming the versions.
+fn versions_doc(doc: TokenStream, gate: Option<&crate::versions::Gate>) -> TokenStream {
+    match gate {
+        Some(g) => {
+            let line = format!(" Kubernetes {} only (cargo features `v1_*`).", g.list());
+            quote! {
+                #doc
+                #[doc = ""]
+                #[doc = #line]
+            }
+        }
+        None => doc,
     }
 }
 
@@ -285,6 +308,8 @@ pub fn emit(ir: &Ir, spec_label: &str) -> Result<Output, CodegenError> {
     out.files
         .insert(LAYOUT_FILE.to_owned(), emit_layout_checks(ir, spec_label)?);
     out.features = emit_features(ir);
+    out.files
+        .insert(VERSION_FILE.to_owned(), emit_version(ir, spec_label)?);
     Ok(out)
 }
 
@@ -357,9 +382,11 @@ fn emit_module(
             Some(f) if child.children.is_empty() => quote!(#[cfg(feature = #f)]),
             _ => quote!(),
         };
+        let versions = crate::versions::cfg(node_gate(ir, child).as_ref());
         quote! {
             #[doc = #doc]
             #cfg
+            #versions
             pub mod #id;
         }
     });
@@ -369,6 +396,12 @@ fn emit_module(
             continue;
         };
         let name = ident(&t.name);
+        // Inside a module gated as a whole, its types need no gate of their own.
+        let gate = t
+            .gate
+            .as_ref()
+            .filter(|g| node_gate(ir, node).as_ref() != Some(*g));
+        let versions = crate::versions::cfg(gate);
         match &t.kind {
             TypeKind::HandWritten { path } => {
                 let p: syn::Path = syn::parse_str(&format!("crate::{path}")).map_err(|source| {
@@ -382,7 +415,9 @@ fn emit_module(
             _ => {
                 let file = ident(&names::snake_case(&t.name));
                 items.push(quote! {
+                    #versions
                     mod #file;
+                    #versions
                     pub use self::#file::#name;
                 });
                 if matches!(t.kind, TypeKind::Struct { .. }) {
@@ -398,8 +433,10 @@ fn emit_module(
                     });
                     items.push(quote! {
                         #cfg
+                        #versions
                         mod #file;
                         #cfg
+                        #versions
                         pub use self::#file::#name;
                     });
                 }
@@ -423,19 +460,40 @@ fn emit_module(
     Ok(())
 }
 
+/// The gate of a whole module: the union of its types' (and its
+/// children's), none when one of them is in every version.
+fn node_gate(ir: &Ir, node: &ModNode) -> Option<crate::versions::Gate> {
+    let mut gates = node
+        .types
+        .iter()
+        .map(|d| ir.types.get(d).and_then(|t| t.gate.clone()))
+        .chain(node.children.values().map(|c| node_gate(ir, c)));
+    let first = gates.next()??;
+    gates.try_fold(first, |acc, g| {
+        crate::versions::union(Some(&acc), g.as_ref())
+    })
+}
+
 /// A test (in the hand-written, test-only `layout` module of the crate)
 /// comparing [`layout`](crate::layout)'s estimate of every type with
-/// `size_of`, for the types the enabled features compile.
+/// `size_of`, for the types the enabled features compile and whose size
+/// is the same in every version ([`varying_layout`]).
 fn emit_layout_checks(ir: &Ir, spec_label: &str) -> Result<String, CodegenError> {
     let layouts = crate::layout::layouts(ir)?;
+    let varying = varying_layout(ir);
     let checks = ir.types.iter().filter_map(|(definition, t)| {
+        if varying.contains(definition.as_str()) {
+            return None;
+        }
         let l = layouts.get(definition)?;
         let path = type_path(ir, definition);
         let name = format!("{}::{}", t.modules.join("::"), t.name);
         let cfg = t.feature.as_ref().map(|f| quote!(#[cfg(feature = #f)]));
+        let versions = crate::versions::cfg(t.gate.as_ref());
         let (size, option) = (l.size as usize, l.option().size as usize);
         Some(quote! {
             #cfg
+            #versions
             super::check::<#path>(#name, #size, #option, &mut wrong);
         })
     });
@@ -455,6 +513,31 @@ fn emit_layout_checks(ir: &Ir, spec_label: &str) -> Result<String, CodegenError>
     format(LAYOUT_FILE, tokens, &pre)
 }
 
+/// The structs whose size depends on the version: those with a gated
+/// field and those holding one of them inline (not behind a `Box`, `Vec`
+/// or map).
+fn varying_layout(ir: &Ir) -> BTreeSet<&str> {
+    let mut out = BTreeSet::new();
+    loop {
+        let before = out.len();
+        for (definition, t) in &ir.types {
+            let TypeKind::Struct { fields } = &t.kind else {
+                continue;
+            };
+            let varies = fields.iter().any(|f| {
+                f.gate.is_some()
+                    || (!f.boxed && matches!(&f.ty, Ty::Ref(d) if out.contains(d.as_str())))
+            });
+            if varies {
+                out.insert(definition.as_str());
+            }
+        }
+        if out.len() == before {
+            return out;
+        }
+    }
+}
+
 fn emit_features(ir: &Ir) -> String {
     let mut s = String::new();
     s.push_str(FEATURES_BEGIN);
@@ -472,12 +555,106 @@ fn emit_features(ir: &Ir) -> String {
         let deps: Vec<String> = deps.iter().map(|d| format!("\"{d}\"")).collect();
         s.push_str(&format!("{f} = [{}]\n", deps.join(", ")));
     }
+    s.push_str(&version_features(&ir.versions));
     s.push_str(crate::proto::FEATURE);
     s.push_str(&format!(
         "# The apply configurations of every compiled built-in model (`FooApply` beside `Foo`).\n{APPLY_FEATURE} = []\n"
     ));
     s.push_str(FEATURES_END);
     s.push('\n');
+    s
+}
+
+/// `src/version.rs`: a `compile_error!` for each two version features
+/// on together, and `KUBERNETES_VERSION`, the one selected.
+fn emit_version(ir: &Ir, spec_label: &str) -> Result<String, CodegenError> {
+    // An input read without merging: the version its label names.
+    let versions = match ir.versions.as_slice() {
+        [] => vec![
+            spec_label
+                .rsplit('/')
+                .next()
+                .unwrap_or(spec_label)
+                .to_owned(),
+        ],
+        v => v.to_vec(),
+    };
+    let newest = versions.last().cloned().unwrap_or_default();
+    let feature = crate::versions::Gate::feature;
+    let mut errors = Vec::new();
+    let mut consts = Vec::new();
+    for (i, a) in versions.iter().enumerate() {
+        let fa = feature(a);
+        for b in &versions[i + 1..] {
+            let fb = feature(b);
+            let msg = format!(
+                "kubeset-api: the features `{fa}` and `{fb}` both select a Kubernetes version; enable at most one (a dependency may have enabled one)"
+            );
+            errors.push(quote! {
+                #[cfg(all(feature = #fa, feature = #fb))]
+                compile_error!(#msg);
+            });
+        }
+        let older: Vec<String> = versions[..i].iter().map(|v| feature(v)).collect();
+        let cond = if *a == newest {
+            quote!(not(any(#(feature = #older),*)))
+        } else if older.is_empty() {
+            quote!(feature = #fa)
+        } else {
+            quote!(all(feature = #fa, not(any(#(feature = #older),*))))
+        };
+        consts.push(quote! {
+            #[cfg(#cond)]
+            pub const KUBERNETES_VERSION: &str = #a;
+        });
+    }
+    let doc = format!(
+        " The Kubernetes version of the compiled models: `{newest}` unless a version feature (`{}`) names another.",
+        versions
+            .iter()
+            .map(|v| feature(v))
+            .collect::<Vec<_>>()
+            .join("`, `")
+    );
+    let consts = consts.into_iter().map(|c| {
+        quote! {
+            #[doc = #doc]
+            ///
+            /// ```
+            /// assert!(kubeset_api::KUBERNETES_VERSION.starts_with("v1."));
+            /// ```
+            #c
+        }
+    });
+    let tokens = quote! {
+        //! The Kubernetes version the models are compiled for: the cargo
+        //! features `v1_*` (at most one; none is the newest).
+        #(#errors)*
+        #(#consts)*
+    };
+    let pre = preamble(&[format!("Source: {spec_label}.")]);
+    format(VERSION_FILE, tokens, &pre)
+}
+
+/// One feature per merged Kubernetes version (`v1_33 = []`) and
+/// k8s-openapi's `earliest`/`latest` naming the oldest and newest; empty
+/// for an input with no version directory name.
+fn version_features(versions: &[String]) -> String {
+    let (Some(oldest), Some(newest)) = (versions.first(), versions.last()) else {
+        return String::new();
+    };
+    let feature = crate::versions::Gate::feature;
+    let mut s = format!(
+        "# The Kubernetes version of the models: at most one; none is the newest ({newest}).\n"
+    );
+    for v in versions {
+        s.push_str(&format!("{} = []\n", feature(v)));
+    }
+    s.push_str(&format!(
+        "earliest = [\"{}\"]\nlatest = [\"{}\"]\n",
+        feature(oldest),
+        feature(newest)
+    ));
     s
 }
 

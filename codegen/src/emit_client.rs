@@ -18,6 +18,7 @@ use crate::ir::client::{
     ParamsStruct,
 };
 use crate::names::{self, ident};
+use crate::versions;
 
 /// The directory of `kubeset-client` the client emitter owns.
 pub const CLIENT_DIR: &str = "src/clientset";
@@ -149,7 +150,11 @@ fn group_version_file(feature: &str, gv: &GroupVersion) -> TokenStream {
     let struct_name = ident(&gv.struct_name);
     let accessors = gv.accessors.iter().map(accessor_tokens);
     let params = gv.params.iter().map(params_tokens);
-    let methods = gv.methods.iter().map(method_tokens);
+    let methods = gv.methods.iter().map(|m| {
+        let cfg = versions::cfg(m.gate.as_ref());
+        let item = method_tokens(m);
+        quote!(#cfg #item)
+    });
     quote! {
         #mod_doc
         #struct_doc
@@ -169,10 +174,19 @@ fn group_version_file(feature: &str, gv: &GroupVersion) -> TokenStream {
     }
 }
 
+/// The gate of a whole group-version: the union of its accessors' (none
+/// when one of them is in every version).
+fn group_version_gate(gv: &GroupVersion) -> Option<versions::Gate> {
+    let mut gates = gv.accessors.iter().map(|a| a.gate.clone());
+    let first = gates.next()??;
+    gates.try_fold(first, |acc, g| versions::union(Some(&acc), g.as_ref()))
+}
+
 fn accessor_tokens(a: &Accessor) -> TokenStream {
     let ty = type_tokens(&a.ty);
     let m = ident(&a.name);
     let (kind, base, plural) = (&a.ty.name, &a.prefix, &a.plural);
+    let cfg = versions::cfg(a.gate.as_ref());
     let summary = a
         .summary
         .as_ref()
@@ -184,6 +198,7 @@ fn accessor_tokens(a: &Accessor) -> TokenStream {
         ));
         return quote! {
             #doc
+            #cfg
             pub fn #m(&self) -> crate::Api<#ty> {
                 crate::Api::cluster(self.client.clone())
             }
@@ -198,10 +213,12 @@ fn accessor_tokens(a: &Accessor) -> TokenStream {
     ));
     quote! {
         #doc_ns
+        #cfg
         pub fn #m(&self, namespace: &str) -> crate::Api<#ty> {
             crate::Api::namespaced(self.client.clone(), namespace)
         }
         #doc_all
+        #cfg
         pub fn #all(&self) -> crate::Api<#ty> {
             crate::Api::all(self.client.clone())
         }
@@ -238,12 +255,16 @@ fn params_tokens(p: &ParamsStruct) -> TokenStream {
         "Query parameters of [`Api::{}`](crate::Api) (`{}`).",
         p.method, p.route
     ));
+    let cfg = versions::cfg(p.gate.as_ref());
     quote! {
         #doc
         #[derive(Debug, Clone, Default, PartialEq, Eq)]
         #[must_use]
+        #cfg
         pub struct #name { #(#fields)* }
+        #cfg
         impl #name { #(#setters)* }
+        #cfg
         impl crate::params::QueryParams for #name {
             fn query_pairs(&self, out: &mut Vec<(&'static str, String)>) {
                 #(#pushes)*
@@ -381,15 +402,18 @@ fn root_file(set: &Clientset) -> TokenStream {
         let groups = groups_text(gv);
         let (module, struct_name) = (ident(&gv.module), ident(&gv.struct_name));
         let mod_doc = doc(&format!("`{groups}` (cargo feature `{feature}`)."));
+        let versions = versions::cfg(group_version_gate(gv).as_ref());
         mods.push(quote! {
             #mod_doc
             #[cfg(feature = #feature)]
+            #versions
             pub mod #module;
         });
         let acc_doc = doc(&format!("The resources of `{groups}`."));
         accessors.push(quote! {
             #acc_doc
             #[cfg(feature = #feature)]
+            #versions
             pub fn #module(&self) -> #module::#struct_name {
                 #module::#struct_name::new(self.client.clone())
             }
@@ -483,6 +507,13 @@ fn features_block(
             list.extend(more);
         }
         s.push_str(&format!("{f} = [{}]\n", quoted(&list)));
+    }
+    if needs.is_some() && !ir.versions.is_empty() {
+        s.push_str("# The Kubernetes version of the models (at most one; none is the newest).\n");
+        for v in &ir.versions {
+            let f = versions::Gate::feature(v);
+            s.push_str(&format!("{f} = [{}]\n", quoted(&[forward(&f)])));
+        }
     }
     s.push_str(FEATURES_END);
     s.push('\n');

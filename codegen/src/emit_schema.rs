@@ -40,6 +40,7 @@ use crate::error::CodegenError;
 use crate::ir::{self, Field, HAND_WRITTEN, Ir, Ty, TypeDef, TypeKind};
 use crate::names::ident;
 use crate::spec::Schema;
+use crate::versions;
 
 /// The directory of the generated impls, relative to kubeset-api.
 pub const SCHEMA_DIR: &str = "src/schema/generated";
@@ -60,8 +61,8 @@ pub fn add(
     out: &mut Output,
 ) -> Result<(), CodegenError> {
     let with = with_schema(ir);
-    // Module → (feature, [(definition, type path, impl)]).
-    type Impls = Vec<(String, TokenStream, TokenStream)>;
+    // Module → (feature, [(version gate, type path, impl)]).
+    type Impls = Vec<(TokenStream, TokenStream, TokenStream)>;
     let mut modules: BTreeMap<Vec<String>, (Option<String>, Impls)> = BTreeMap::new();
     for (definition, t) in &ir.types {
         if !with.contains(definition.as_str()) {
@@ -73,9 +74,11 @@ pub fn add(
         let entry = modules
             .entry(t.modules.clone())
             .or_insert_with(|| (t.feature.clone(), Vec::new()));
-        entry
-            .1
-            .push((definition.clone(), type_path(ir, definition), tokens));
+        entry.1.push((
+            versions::cfg(t.gate.as_ref()),
+            type_path(ir, definition),
+            tokens,
+        ));
     }
     let preamble = format!(
         "{}\n// Source: {spec_label}; `JsonSchema` impls (codegen/src/emit_schema.rs).\n",
@@ -137,7 +140,7 @@ pub fn add(
 fn module_files(
     name: &str,
     doc: &str,
-    impls: &[(String, TokenStream, TokenStream)],
+    impls: &[(TokenStream, TokenStream, TokenStream)],
     preamble: &str,
 ) -> Result<Vec<(String, String)>, CodegenError> {
     let mut parts = 1;
@@ -153,8 +156,8 @@ fn module_files(
         for (i, group) in impls.chunks(chunk).enumerate() {
             let bodies = group.iter().map(|(_, _, t)| t);
             let table = (i == 0).then(|| {
-                let entries = impls.iter().map(|(_, path, _)| {
-                    quote!(crate::schema::openapi::expect(<#path as JsonSchema>::DEFINITION),)
+                let entries = impls.iter().map(|(cfg, path, _)| {
+                    quote!(#cfg crate::schema::openapi::expect(<#path as JsonSchema>::DEFINITION),)
                 });
                 quote! {
                     /// The module's definitions, sorted by name.
@@ -316,8 +319,10 @@ fn impl_for(
         props.push(prop(ir, t, f, spec, definitions));
     }
     let definition = t.definition.as_str();
+    let cfg = versions::cfg(t.gate.as_ref());
     // Properties in JSON name order, as the server publishes them.
     Some(quote! {
+        #cfg
         impl JsonSchema for #path {
             const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
                 name: #definition,
@@ -396,7 +401,9 @@ fn prop(
             wrap: crate::schema::Wrap::#wrap,
         });
     }
+    let cfg = versions::cfg(f.gate.as_ref());
     quote! {
+        #cfg
         Prop { name: #name, schema: <#ty as JsonSchema>::json_schema, #(#extra)* ..Prop::NONE },
     }
 }

@@ -30,6 +30,15 @@ pub enum CodegenError {
         /// The directory searched.
         dir: PathBuf,
     },
+    /// A property has another type in an older version than in a newer one
+    /// (the merged tree has one type per field).
+    #[error("{definition}.{property} changes type between the merged versions")]
+    VersionConflict {
+        /// The definition.
+        definition: String,
+        /// The JSON property.
+        property: String,
+    },
     /// A definition name does not follow `io.k8s.<path>.<Type>`.
     #[error("definition {definition:?} does not map to a Rust path")]
     BadDefinitionName {

@@ -30,6 +30,7 @@ pub mod schema;
 pub mod spec;
 pub mod spec_dir;
 pub mod standalone;
+pub mod versions;
 
 use std::path::{Path, PathBuf};
 
@@ -118,6 +119,21 @@ pub fn load(dir: &Path, format: InputFormat) -> Result<spec::Input, CodegenError
         });
     }
     Ok(input)
+}
+
+/// Reads the spec directory `dir` merged with its older siblings
+/// ([`versions::siblings`]): one union input whose [`spec::Input::versions`]
+/// says which version has what. Returns the versions read, oldest first.
+pub fn load_versions(
+    dir: &Path,
+    format: InputFormat,
+) -> Result<(Vec<String>, spec::Input), CodegenError> {
+    let mut inputs = Vec::new();
+    for (version, path) in versions::siblings(dir) {
+        inputs.push((version, load(&path, format)?));
+    }
+    let names = inputs.iter().map(|(v, _)| v.clone()).collect();
+    Ok((names, versions::merge(inputs)?))
 }
 
 /// Lowers (with every fixup) and emits: the whole generated content of

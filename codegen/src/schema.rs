@@ -409,6 +409,7 @@ impl<'a> Lowerer<'a> {
                 notes: if crd { notes(prop) } else { Vec::new() },
                 default,
                 list: crate::ir::ListSemantics::of(prop),
+                gate: None,
             });
         }
         let unknown_fields = (crd && schema.preserve_unknown_fields).then(|| {
@@ -444,6 +445,7 @@ impl<'a> Lowerer<'a> {
                 } else {
                     Vec::new()
                 },
+                gate: None,
             },
         );
         Ok(())
@@ -572,6 +574,7 @@ impl<'a> Lowerer<'a> {
                 inline_of: None,
                 unknown_fields: None,
                 notes: Vec::new(),
+                gate: None,
             });
         Some(Ty::Ref(reused.definition))
     }
@@ -592,6 +595,7 @@ impl<'a> Lowerer<'a> {
                 inline_of: Some(self.scope.definition.clone()),
                 unknown_fields: None,
                 notes: Vec::new(),
+                gate: None,
             },
         );
     }

@@ -345,6 +345,9 @@ pub struct Input {
     pub sources: BTreeMap<String, String>,
     /// Paths, merged across documents.
     pub paths: BTreeMap<String, PathItem>,
+    /// Which versions have which items, when several were merged
+    /// ([`crate::versions::merge`]).
+    pub versions: crate::versions::Versions,
 }
 
 impl Input {

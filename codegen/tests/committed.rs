@@ -1,9 +1,10 @@
 //! The committed `kubeset-api` output is what the generator makes from the
-//! pinned spec (the same check as `cargo xtask codegen --check`, in memory).
+//! pinned spec merged with the older releases beside it (the same check
+//! as `cargo xtask codegen --check`, in memory).
 
 use std::path::{Path, PathBuf};
 
-use kubeset_codegen::{InputFormat, Output, emit, generate, load, spec_dir};
+use kubeset_codegen::{InputFormat, Output, emit, generate, load_versions, spec_dir};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -26,7 +27,7 @@ fn pinned() -> (String, PathBuf) {
 fn committed_output_is_current() {
     let (version, dir) = pinned();
     let output = generate(
-        load(&dir, InputFormat::Both).unwrap(),
+        load_versions(&dir, InputFormat::Both).unwrap().1,
         &format!("kubernetes/{version}"),
     )
     .unwrap();
@@ -60,7 +61,7 @@ fn committed_output_is_current() {
 #[test]
 fn committed_clientset_is_current() {
     let (version, dir) = pinned();
-    let input = load(&dir, InputFormat::Both).unwrap();
+    let input = load_versions(&dir, InputFormat::Both).unwrap().1;
     let ir = kubeset_codegen::ir::lower(input).unwrap();
     let out = kubeset_codegen::emit_client::emit(&ir, &format!("kubernetes/{version}")).unwrap();
     let client = workspace().join("crates/kubeset-client");

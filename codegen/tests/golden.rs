@@ -352,3 +352,61 @@ fn bad_inputs_are_named_errors() {
     let err = load(&golden_dir().join("nothing-here"), InputFormat::Both).unwrap_err();
     assert!(matches!(err, CodegenError::NoInput { .. }), "{err}");
 }
+
+/// Two versions of the small spec merged (`versions::merge`): the older
+/// lacks `WidgetSpec.limit`, the `other/v1` group-version and the `scale`
+/// subresource, so each is gated on the newer's feature in every place the
+/// emitters write it, and the version features are declared.
+#[test]
+fn items_not_in_every_version_are_gated() {
+    let mut older = input(InputFormat::V3);
+    let spec = older
+        .definitions
+        .get_mut("io.k8s.api.example.v1.WidgetSpec")
+        .expect("WidgetSpec");
+    spec.properties.remove("limit");
+    older.definitions.remove("io.k8s.api.other.v1.Gadget");
+    older.paths.retain(|p, _| !p.ends_with("/scale"));
+    let merged = kubeset_codegen::versions::merge(vec![
+        ("v1.1".into(), older),
+        ("v1.2".into(), input(InputFormat::V3)),
+    ])
+    .expect("merges");
+    let ir = ir::lower_with(merged, &[]).expect("lowers");
+    let out = emit::emit(&ir, "golden").expect("emits");
+    let gate = "#[cfg(not(feature = \"v1_1\"))]";
+    let spec = &out.files["src/api/example/v1/widget_spec.rs"];
+    // The field, its `FIELDS` entry, its index and read arms, its count
+    // and its write.
+    assert_eq!(spec.matches(gate).count(), 6, "{spec}");
+    assert!(
+        spec.contains(&format!("{gate}\n    pub limit: Option<")),
+        "{spec}"
+    );
+    let apply = &out.files["src/api/example/v1/widget_spec_apply.rs"];
+    assert!(
+        apply.contains(&format!("{gate}\n    pub limit: Option<")),
+        "{apply}"
+    );
+    // The field, its builder and the five places of its serde impls.
+    assert_eq!(apply.matches(gate).count(), 7, "{apply}");
+    let other = &out.files["src/api/other/mod.rs"];
+    assert!(other.contains(&format!("{gate}\npub mod v1;")), "{other}");
+    let resources = &out.files["src/resources/generated.rs"];
+    // The subresource's name in its resource's row and its own row.
+    assert!(
+        resources.contains(&format!("subresources: &[{gate} \"scale\", \"status\"]")),
+        "{resources}"
+    );
+    assert!(
+        resources.contains(&format!("{gate}\n    SubresourceInfo {{")),
+        "{resources}"
+    );
+    assert!(!out.files["src/api/example/v1/widget.rs"].contains("cfg(not(feature"));
+    assert!(
+        out.features
+            .contains("v1_1 = []\nv1_2 = []\nearliest = [\"v1_1\"]\nlatest = [\"v1_2\"]\n")
+    );
+    let version = &out.files["src/version.rs"];
+    assert!(version.contains("compile_error!"), "{version}");
+}

@@ -191,11 +191,19 @@ pub fn run_suite_crds(crd_dir: &Path, specs_root: &Path, check: bool) -> Result<
 pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
     let version = pinned_version()?;
     let dir = spec_dir::release(specs_root, &version);
-    crate::fetch::verify(&version, &dir)?;
     let label = format!("kubernetes/{version}");
-    eprintln!("reading {}", dir.display());
-    let input = kubeset_codegen::load(&dir, InputFormat::Both)?;
-    eprintln!("generating from {} definitions", input.definitions.len());
+    // The pinned release and the older ones beside it, merged (one tree,
+    // gated by the `v1_*` features).
+    for (older, older_dir) in kubeset_codegen::versions::siblings(&dir) {
+        crate::fetch::verify(&older, &older_dir)?;
+        eprintln!("reading {}", older_dir.display());
+    }
+    let (versions, input) = kubeset_codegen::load_versions(&dir, InputFormat::Both)?;
+    eprintln!(
+        "generating from {} definitions of {}",
+        input.definitions.len(),
+        versions.join(", ")
+    );
     let definitions = input.definitions.clone();
     let ir = kubeset_codegen::ir::lower(input)?;
     let mut output = emit::emit(&ir, &label)?;

@@ -266,9 +266,11 @@ fn field_tokens(paths: &Paths<'_>, f: &Field, model: &str) -> TokenStream {
         let rename = (f.rust != f.json).then(|| quote!(rename = #json,));
         quote!(#[serde(#rename skip_serializing_if = "Option::is_none")])
     });
+    let cfg = crate::versions::cfg(f.gate.as_ref());
     quote! {
         #(#[doc = #lines])*
         #attrs
+        #cfg
         pub #name: Option<#ty>,
     }
 }
@@ -328,6 +330,15 @@ fn derived_serde(
 }
 
 fn builder(paths: &Paths<'_>, f: &Field, model: &str) -> TokenStream {
+    let cfg = crate::versions::cfg(f.gate.as_ref());
+    let method = builder_method(paths, f, model);
+    quote! {
+        #cfg
+        #method
+    }
+}
+
+fn builder_method(paths: &Paths<'_>, f: &Field, model: &str) -> TokenStream {
     let field = ident(&f.rust);
     let method = ident(&names::builder_method(&f.rust));
     let see = format!(" See [`{model}::{}`].", f.rust);
@@ -485,9 +496,13 @@ fn keyed_constructor(
             .collect::<Vec<_>>()
             .join(", ")
     );
+    // A key only some versions have: the constructor is theirs (the
+    // older versions' lists had fewer keys; their items have no `new`).
+    let cfg = crate::versions::cfg(key_fields.iter().find_map(|f| f.gate.as_ref()));
     Some(quote! {
         #[doc = #doc]
         #[must_use]
+        #cfg
         pub fn new(#(#params),*) -> Self {
             Self {
                 #(#sets)*

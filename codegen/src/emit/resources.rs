@@ -17,7 +17,10 @@ pub(crate) fn resource_info(path: &TokenStream, r: &ResourceIr) -> TokenStream {
         (&r.group, &r.version, &r.kind, &r.plural, &r.singular);
     let namespaced = r.namespaced;
     let verbs = r.verbs.iter().map(|v| v.as_str());
-    let subresources = r.subresources.keys();
+    let subresources = r.subresources.iter().map(|(name, s)| {
+        let cfg = crate::versions::cfg(s.gate.as_ref());
+        quote!(#cfg #name)
+    });
     let short_names = r.short_names.iter();
     quote! {
         #path {
@@ -38,10 +41,15 @@ pub(crate) fn resource_info(path: &TokenStream, r: &ResourceIr) -> TokenStream {
 /// spec's paths.
 pub(super) fn emit_resources(ir: &Ir, spec_label: &str) -> Result<String, CodegenError> {
     let info = quote!(ResourceInfo);
-    let entries = ir.resources.iter().map(|r| resource_info(&info, r));
+    let entries = ir.resources.iter().map(|r| {
+        let cfg = crate::versions::cfg(r.gate.as_ref());
+        let row = resource_info(&info, r);
+        quote!(#cfg #row)
+    });
     let subs = ir.resources.iter().flat_map(|r| {
         r.subresources.iter().map(move |(name, s)| {
             let (group, version, plural) = (&r.group, &r.version, &r.plural);
+            let cfg = crate::versions::cfg(s.gate.as_ref().or(r.gate.as_ref()));
             let verbs = s.verbs.iter().map(|v| v.as_str());
             let kind = match &s.kind {
                 Some(k) => {
@@ -51,6 +59,7 @@ pub(super) fn emit_resources(ir: &Ir, spec_label: &str) -> Result<String, Codege
                 None => quote!(None),
             };
             quote! {
+                #cfg
                 SubresourceInfo {
                     group: #group,
                     version: #version,

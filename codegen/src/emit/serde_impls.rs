@@ -13,6 +13,7 @@ use quote::quote;
 use crate::ir::{Field, Ty};
 use crate::names::ident;
 use crate::spec::Gvk;
+use crate::versions::cfg;
 
 /// Both impls for struct `name` with `fields` (in JSON name order);
 /// `gvk` makes `Serialize` write `apiVersion` and `kind` first.
@@ -30,12 +31,20 @@ fn deserialize(name: &str, fields: &[Field]) -> TokenStream {
     // Field indices follow the byte order of the JSON names.
     let mut order: Vec<&Field> = fields.iter().collect();
     order.sort_by(|a, b| a.json.cmp(&b.json));
-    let names = order.iter().map(|f| f.json.as_str());
+    let names = order.iter().map(|f| {
+        let json = f.json.as_str();
+        let cfg = cfg(f.gate.as_ref());
+        quote!(#cfg #json)
+    });
     let index_arms = order.iter().enumerate().map(|(i, f)| {
         let json = f.json.as_str();
         let i = proc_macro2::Literal::usize_unsuffixed(i);
-        quote!(#json => #i,)
+        let cfg = cfg(f.gate.as_ref());
+        quote!(#cfg #json => #i,)
     });
+    // A gated field keeps its index in every version: the gaps are
+    // never asked for.
+    let gated = fields.iter().any(|f| f.gate.is_some());
     let index = if fields.is_empty() {
         quote! {
             let _ = key;
@@ -54,11 +63,21 @@ fn deserialize(name: &str, fields: &[Field]) -> TokenStream {
         let n = ident(&f.rust);
         let read = read_value(f);
         let i = proc_macro2::Literal::usize_unsuffixed(i);
-        quote!(#i => self.#n = #read,)
+        let cfg = cfg(f.gate.as_ref());
+        quote!(#cfg #i => self.#n = #read,)
     });
     let body = if fields.is_empty() {
         quote! {
             let _ = (index, map);
+            Ok(())
+        }
+    } else if gated {
+        quote! {
+            let _ = &map;
+            match index {
+                #(#arms)*
+                _ => {}
+            }
             Ok(())
         }
     } else if let [f] = order.as_slice() {
@@ -128,29 +147,53 @@ fn serialize(name: &str, fields: &[Field], gvk: Option<&Gvk>) -> TokenStream {
             state.serialize_field("kind", #kind)?;
         }
     });
-    let fixed = fields.iter().filter(|f| f.required).count() + if gvk.is_some() { 2 } else { 0 };
+    let fixed = fields
+        .iter()
+        .filter(|f| f.required && f.gate.is_none())
+        .count()
+        + if gvk.is_some() { 2 } else { 0 };
     let mut counts: Vec<TokenStream> = Vec::new();
     if fixed > 0 {
         counts.push(quote!(#fixed));
     }
-    counts.extend(fields.iter().filter(|f| !f.required).map(|f| {
-        let n = ident(&f.rust);
-        quote!(usize::from(self.#n.is_some()))
-    }));
+    counts.extend(
+        fields
+            .iter()
+            .filter(|f| !f.required && f.gate.is_none())
+            .map(|f| {
+                let n = ident(&f.rust);
+                quote!(usize::from(self.#n.is_some()))
+            }),
+    );
     if counts.is_empty() {
         counts.push(quote!(0usize));
     }
+    // A gated field adds to the count in the versions that have it.
+    let gated_counts = fields.iter().filter(|f| f.gate.is_some()).map(|f| {
+        let n = ident(&f.rust);
+        let cfg = cfg(f.gate.as_ref());
+        let add = if f.required {
+            quote!(1)
+        } else {
+            quote!(usize::from(self.#n.is_some()))
+        };
+        quote! {
+            #cfg
+            let len = len + #add;
+        }
+    });
     let writes = fields.iter().map(|f| {
         let n = ident(&f.rust);
         let json = &f.json;
         let float = f.ty == Ty::F64;
+        let cfg = cfg(f.gate.as_ref());
         if f.required {
             let value = if float {
                 quote!(&crate::serde_util::GoFloat(self.#n))
             } else {
                 quote!(&self.#n)
             };
-            quote!(state.serialize_field(#json, #value)?;)
+            quote!(#cfg state.serialize_field(#json, #value)?;)
         } else {
             let value = if float {
                 quote!(&crate::serde_util::GoFloat(*value))
@@ -158,6 +201,7 @@ fn serialize(name: &str, fields: &[Field], gvk: Option<&Gvk>) -> TokenStream {
                 quote!(value)
             };
             quote! {
+                #cfg
                 if let Some(value) = &self.#n {
                     state.serialize_field(#json, #value)?;
                 }
@@ -174,6 +218,7 @@ fn serialize(name: &str, fields: &[Field], gvk: Option<&Gvk>) -> TokenStream {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 use serde::ser::SerializeStruct as _;
                 let len = #(#counts)+*;
+                #(#gated_counts)*
                 let #state_mut state = serializer.serialize_struct(#name, len)?;
                 #type_meta
                 #(#writes)*

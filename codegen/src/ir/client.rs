@@ -53,6 +53,8 @@ pub struct Accessor {
     pub prefix: String,
     /// First sentence of the kind's description.
     pub summary: Option<String>,
+    /// The versions that serve the resource, when not every merged one does.
+    pub gate: Option<super::Gate>,
 }
 
 /// What a subresource method answers with.
@@ -106,6 +108,8 @@ pub struct OperationMethod {
     pub response: MethodResponse,
     /// The call.
     pub call: Call,
+    /// The versions that have the operation, when not every merged one does.
+    pub gate: Option<super::Gate>,
 }
 
 /// The type of a query parameter field.
@@ -143,6 +147,8 @@ pub struct ParamsStruct {
     pub route: String,
     /// Fields in wire-name order.
     pub fields: Vec<ParamField>,
+    /// The versions that have the operation, when not every merged one does.
+    pub gate: Option<super::Gate>,
 }
 
 /// One group-version of the clientset.
@@ -201,6 +207,7 @@ pub fn clientset(ir: &Ir) -> Result<Clientset, CodegenError> {
             plural: r.plural.clone(),
             prefix: api_prefix(&r.group, &r.version),
             summary: first_sentence(t.description.as_deref()),
+            gate: r.gate.clone().or_else(|| t.gate.clone()),
         });
     }
     for op in &ir.subresource_operations {
@@ -318,6 +325,7 @@ fn method(ir: &Ir, op: &SubresourceOperation, parent: &TypeDef, feature: &str) -
             MethodResponse::Object(ModelType::of(t))
         }),
         call,
+        gate: op.gate.clone(),
     };
     Ok((method, params, needs))
 }
@@ -340,6 +348,7 @@ fn params_struct(
         method: method.to_owned(),
         route: route.to_owned(),
         fields,
+        gate: op.gate.clone(),
     })
 }
 

@@ -269,6 +269,7 @@ mod tests {
             request: Some(response.into()),
             response: OperationResponse::Definition(response.into()),
             query: Vec::new(),
+            gate: None,
         }
     }
 
@@ -311,6 +312,7 @@ mod tests {
                     inline_of: None,
                     unknown_fields: None,
                     notes: Vec::new(),
+                    gate: None,
                 },
             );
             ir.subresource_operations = vec![

@@ -102,10 +102,12 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
                 inline_of: None,
                 unknown_fields: None,
                 notes: Vec::new(),
+                gate: None,
             },
         );
     }
     ir.types.append(&mut lowerer.types);
+    set_gates(&mut ir, &input.versions);
     mark_cycles(&mut ir);
     ir.features = feature_dependencies(&ir)?;
     ir.resources = resources;
@@ -117,6 +119,25 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
         }
     }
     Ok(ir)
+}
+
+/// The gates of the types (an inline type shares its definition's) and
+/// of the fields of the definitions' own structs, from the merged
+/// versions.
+fn set_gates(ir: &mut Ir, versions: &crate::versions::Versions) {
+    ir.versions = versions.all.clone();
+    for t in ir.types.values_mut() {
+        let owner = t.inline_of.as_deref().unwrap_or(&t.definition);
+        t.gate = versions.definition(owner);
+        if owner != t.definition {
+            continue;
+        }
+        if let TypeKind::Struct { fields } = &mut t.kind {
+            for f in fields {
+                f.gate = versions.field(&t.definition, &f.json);
+            }
+        }
+    }
 }
 
 /// The Rust path (modules, name) of every definition; two definitions

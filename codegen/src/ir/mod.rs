@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::spec::Gvk;
+pub use crate::versions::Gate;
 
 pub mod client;
 pub mod fixups;
@@ -75,6 +76,9 @@ pub struct Field {
     /// `x-kubernetes-list-map-keys`, `x-kubernetes-patch-merge-key`);
     /// `None` for other fields and lists the schema says nothing about.
     pub list: Option<ListSemantics>,
+    /// The versions that have the field, when not every version that has
+    /// its type does (merged input only).
+    pub gate: Option<Gate>,
 }
 
 /// How server-side apply merges the items of a list field: filled by both
@@ -198,6 +202,8 @@ pub struct TypeDef {
     pub unknown_fields: Option<String>,
     /// More documentation lines (CRD input only).
     pub notes: Vec<String>,
+    /// The versions that have the type, when not every merged one does.
+    pub gate: Option<Gate>,
 }
 
 /// A subresource of a resource.
@@ -207,6 +213,9 @@ pub struct SubresourceIr {
     pub verbs: BTreeSet<Verb>,
     /// Kind of the object the subresource takes or returns, when typed.
     pub kind: Option<Gvk>,
+    /// The versions that serve it, when not every one that serves the
+    /// resource does.
+    pub gate: Option<Gate>,
 }
 
 /// One REST resource of a group-version, derived from the spec's paths.
@@ -230,6 +239,8 @@ pub struct ResourceIr {
     pub subresources: BTreeMap<String, SubresourceIr>,
     /// kubectl short names.
     pub short_names: Vec<String>,
+    /// The versions that serve it, when not every merged one does.
+    pub gate: Option<Gate>,
 }
 
 /// The whole model.
@@ -244,6 +255,9 @@ pub struct Ir {
     /// Every operation on a `…/{name}/<subresource>` path, sorted by group,
     /// version, plural, subresource and method.
     pub subresource_operations: Vec<SubresourceOperation>,
+    /// The Kubernetes versions merged, oldest first (one, or none for
+    /// a test spec: no gates).
+    pub versions: Vec<String>,
 }
 
 /// What a subresource operation answers with.
@@ -293,4 +307,6 @@ pub struct SubresourceOperation {
     pub response: OperationResponse,
     /// Query parameters (path-item and operation ones), in wire-name order.
     pub query: Vec<QueryParam>,
+    /// The versions that have the operation, when not every merged one does.
+    pub gate: Option<Gate>,
 }

@@ -43,10 +43,19 @@ fn parse_path(path: &str) -> Option<(String, String, bool, String, Option<String
 /// Derives the resource table from the paths and their `x-kubernetes-action`s.
 pub fn resources_from_paths(input: &Input) -> Vec<ResourceIr> {
     let mut by_key: BTreeMap<(String, String, String), ResourceIr> = BTreeMap::new();
+    // Resource → (its own paths, each subresource's paths), for the gates.
+    type Paths<'a> = (Vec<&'a str>, BTreeMap<String, Vec<&'a str>>);
+    let mut paths_of: BTreeMap<(String, String, String), Paths<'_>> = BTreeMap::new();
     for (path, item) in &input.paths {
         let Some((group, version, namespaced, plural, sub)) = parse_path(path) else {
             continue;
         };
+        let key = (group.clone(), version.clone(), plural.clone());
+        let seen = paths_of.entry(key).or_default();
+        match &sub {
+            None => seen.0.push(path.as_str()),
+            Some(s) => seen.1.entry(s.clone()).or_default().push(path.as_str()),
+        }
         for op in item.operations() {
             let (Some(action), Some(gvk)) = (op.action.as_deref(), op.gvk.as_ref()) else {
                 continue;
@@ -86,6 +95,17 @@ pub fn resources_from_paths(input: &Input) -> Vec<ResourceIr> {
         .into_values()
         .filter(|r| !r.kind.is_empty())
         .map(|mut r| {
+            let key = (r.group.clone(), r.version.clone(), r.plural.clone());
+            if let Some((own, subs)) = paths_of.get(&key) {
+                let own_gate = input.versions.paths(own.iter().copied());
+                for (name, s) in &mut r.subresources {
+                    let gate = subs
+                        .get(name)
+                        .and_then(|p| input.versions.paths(p.iter().copied()));
+                    s.gate = gate.filter(|g| own_gate.as_ref() != Some(g));
+                }
+                r.gate = own_gate;
+            }
             r.singular = r.kind.to_ascii_lowercase();
             // A subresource typed with the parent's own kind (status) has no
             // separate kind.
@@ -169,6 +189,7 @@ pub fn subresource_operations(input: &Input) -> Vec<SubresourceOperation> {
                 request,
                 response,
                 query: query.into_values().collect(),
+                gate: input.versions.paths([path.as_str()]),
             });
         }
     }

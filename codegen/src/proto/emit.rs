@@ -63,7 +63,9 @@ pub fn emit(
     out: &mut Output,
 ) -> Result<(), CodegenError> {
     // Leaf module directory → (feature, type files).
-    let mut modules: BTreeMap<String, (Option<String>, Vec<String>)> = BTreeMap::new();
+    // (type file, its version gate).
+    type Files = Vec<(String, TokenStream)>;
+    let mut modules: BTreeMap<String, (Option<String>, Files)> = BTreeMap::new();
     for (definition, codec) in codecs.map(|c| &c.types).into_iter().flatten() {
         let Some(t) = ir.types.get(definition) else {
             continue;
@@ -82,16 +84,16 @@ pub fn emit(
         let entry = modules
             .entry(dir)
             .or_insert((t.feature.clone(), Vec::new()));
-        entry.1.push(file);
+        entry.1.push((file, crate::versions::cfg(t.gate.as_ref())));
     }
     let mut top = Vec::new();
     for (dir, (feature, files)) in &modules {
         let id = ident(dir);
         let cfg = feature.as_ref().map(|f| quote!(#[cfg(feature = #f)]));
         top.push(quote!(#cfg mod #id;));
-        let items = files.iter().map(|f| {
+        let items = files.iter().map(|(f, cfg)| {
             let f = ident(f);
-            quote!(mod #f;)
+            quote!(#cfg mod #f;)
         });
         let path = format!("{GENERATED_DIR}/{dir}/mod.rs");
         let tokens = quote!(#(#items)*);
@@ -143,8 +145,10 @@ fn kinds(ir: &Ir, codecs: Option<&Codecs>) -> TokenStream {
         let path = quote!(crate:: #(#modules ::)* #ty);
         let cfg = t.feature.as_ref().map(|f| quote!(#[cfg(feature = #f)]));
         let kind = &g.kind;
+        let versions = crate::versions::cfg(t.gate.as_ref());
         let row = quote! {
             #cfg
+            #versions
             Kind::of::<#path>(#api_version, #kind),
         };
         rows.push((api_version, g.kind.clone(), row));
@@ -203,7 +207,9 @@ fn by_number(fields: &[FieldCodec]) -> Vec<&FieldCodec> {
 
 /// The dispatch on the field number: a `match`, or an `if` for one field.
 fn dispatch(fields: &[FieldCodec]) -> TokenStream {
-    if let [f] = fields {
+    if let [f] = fields
+        && f.gate.is_none()
+    {
         let n = Literal::u32_unsuffixed(f.number);
         let read = decode_field(f);
         return quote! {
@@ -215,7 +221,8 @@ fn dispatch(fields: &[FieldCodec]) -> TokenStream {
     let arms = fields.iter().map(|f| {
         let n = Literal::u32_unsuffixed(f.number);
         let read = decode_field(f);
-        quote!(#n => #read,)
+        let cfg = crate::versions::cfg(f.gate.as_ref());
+        quote!(#cfg #n => #read,)
     });
     quote! {
         match number {
@@ -243,6 +250,15 @@ fn put_elem(elem: &Elem, n: &TokenStream, v: &TokenStream) -> TokenStream {
 }
 
 fn encode_field(f: &FieldCodec) -> TokenStream {
+    let cfg = crate::versions::cfg(f.gate.as_ref());
+    let encode = encode_one(f);
+    quote! {
+        #cfg
+        #encode
+    }
+}
+
+fn encode_one(f: &FieldCodec) -> TokenStream {
     let n = Literal::u32_unsuffixed(f.number);
     let n = quote!(#n);
     if let Shape::Embedded(inner) = &f.shape {

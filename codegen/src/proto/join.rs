@@ -110,6 +110,9 @@ pub struct FieldCodec {
     /// Go writes its zero value on the wire when unset, so a zero reads as
     /// `None` ([`GoValues`]).
     pub zero_is_unset: bool,
+    /// The versions that have the field, when not every one that has its
+    /// struct does (the IR field's gate).
+    pub gate: Option<crate::versions::Gate>,
 }
 
 /// The codec of one generated struct.
@@ -313,6 +316,11 @@ pub fn join_with(
         let Some(message) = set.messages.get(&name) else {
             continue;
         };
+        // A type only older versions serve is JSON-only: the proto files
+        // are the newest's, whose message of that name may have moved on.
+        if t.gate.as_ref().is_some_and(|g| !g.has_newest()) {
+            continue;
+        }
         let mismatch = |reason: String| ProtoError::Mismatch {
             definition: definition.clone(),
             message: name.clone(),
@@ -383,6 +391,13 @@ impl Joiner<'_> {
         // TypeMeta is inlined in Go and absent from the message: the
         // envelope (`runtime.Unknown`) carries apiVersion and kind.
         left.retain(|f| f.json != "apiVersion" && f.json != "kind");
+        // A field only older versions have is not in the newest's proto
+        // files: JSON-only.
+        left.retain(|f| {
+            f.gate
+                .as_ref()
+                .is_none_or(crate::versions::Gate::has_newest)
+        });
         if let Some(f) = left.first() {
             return Err(mismatch(format!("field {:?} has no proto field", f.json)));
         }
@@ -432,6 +447,7 @@ impl Joiner<'_> {
                     required: f.required,
                     boxed: f.boxed,
                     zero_is_unset,
+                    gate: f.gate.clone(),
                 });
                 continue;
             }
@@ -455,6 +471,7 @@ impl Joiner<'_> {
                 required: true,
                 boxed: false,
                 zero_is_unset: false,
+                gate: None,
             });
         }
         Ok(out)

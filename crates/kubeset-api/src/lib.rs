@@ -65,9 +65,11 @@ pub mod resources;
 pub mod schema;
 mod serde_util;
 pub mod types;
+mod version;
 
 pub use object::{HasSpec, HasStatus};
 pub use resource::{
     ClusterResourceScope, Metadata, NamespaceResourceScope, Resource, ResourceExt, ResourceScope,
 };
 pub use types::{ByteString, List};
+pub use version::KUBERNETES_VERSION;

@@ -19,8 +19,8 @@ const ON_MODELS: &[&str] = &["list", "watch", "status", "json_schema"];
 /// The layers, lowest first (every node placed).
 const LAYERS: &[&[&str]] = &[
     // Serde helpers of the generated code, the resource table, the
-    // spec/status traits.
-    &["serde_util", "resources", "object"],
+    // spec/status traits, the selected Kubernetes version.
+    &["serde_util", "resources", "object", "version"],
     // The scalar types the models are made of.
     &["types"],
     // The models: meta/v1 first, every group on it.

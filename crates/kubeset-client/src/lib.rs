@@ -70,9 +70,9 @@ pub use scale::ScaleSubresource;
 #[cfg(feature = "apiextensions-v1")]
 pub use kubeset_api::schema::{self, JsonSchema};
 pub use kubeset_api::{
-    ByteString, ClusterResourceScope, HasSpec, HasStatus, List, Metadata, NamespaceResourceScope,
-    Resource, ResourceExt, ResourceScope, api, apiextensions_apiserver, apimachinery,
-    kube_aggregator, resources,
+    ByteString, ClusterResourceScope, HasSpec, HasStatus, KUBERNETES_VERSION, List, Metadata,
+    NamespaceResourceScope, Resource, ResourceExt, ResourceScope, api, apiextensions_apiserver,
+    apimachinery, kube_aggregator, resources,
 };
 pub use kubeset_derive::{CustomResource, JsonSchema, Resource};
 

@@ -314,7 +314,9 @@ const fn schema_of<T: JsonSchema>() -> Compiled {
 /// Every built-in kind with a compiled schema, sorted by apiVersion and
 /// kind (the top-level kinds of kubeset-api's protobuf table that have a
 /// `JsonSchema` impl; `CustomResourceDefinition`, in a reference cycle,
-/// has none and is deduced).
+/// has none and is deduced). A kind the selected Kubernetes version lacks
+/// (the `v1_*` features, forwarded to kubeset-api) is left out, and one
+/// only older versions serve is in under them.
 #[rustfmt::skip]
 const BUILTIN: &[(&str, &str, Compiled)] = &[
     ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", schema_of::<kubeset_api::api::admissionregistration::v1::MutatingWebhookConfiguration>()),
@@ -323,8 +325,14 @@ const BUILTIN: &[(&str, &str, Compiled)] = &[
     ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", schema_of::<kubeset_api::api::admissionregistration::v1::ValidatingWebhookConfiguration>()),
     ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicy", schema_of::<kubeset_api::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy>()),
     ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicyBinding", schema_of::<kubeset_api::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding>()),
+    #[cfg(not(feature = "v1_33"))]
     ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy", schema_of::<kubeset_api::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>()),
+    #[cfg(not(feature = "v1_33"))]
     ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicyBinding", schema_of::<kubeset_api::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding>()),
+    #[cfg(feature = "v1_33")]
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicy", schema_of::<kubeset_api::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy>()),
+    #[cfg(feature = "v1_33")]
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicyBinding", schema_of::<kubeset_api::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding>()),
     ("apiregistration.k8s.io/v1", "APIService", schema_of::<kubeset_api::kube_aggregator::pkg::apis::apiregistration::v1::APIService>()),
     ("apps/v1", "ControllerRevision", schema_of::<kubeset_api::api::apps::v1::ControllerRevision>()),
     ("apps/v1", "DaemonSet", schema_of::<kubeset_api::api::apps::v1::DaemonSet>()),
@@ -345,7 +353,10 @@ const BUILTIN: &[(&str, &str, Compiled)] = &[
     ("batch/v1", "Job", schema_of::<kubeset_api::api::batch::v1::Job>()),
     ("certificates.k8s.io/v1", "CertificateSigningRequest", schema_of::<kubeset_api::api::certificates::v1::CertificateSigningRequest>()),
     ("certificates.k8s.io/v1alpha1", "ClusterTrustBundle", schema_of::<kubeset_api::api::certificates::v1alpha1::ClusterTrustBundle>()),
+    #[cfg(feature = "v1_34")]
+    ("certificates.k8s.io/v1alpha1", "PodCertificateRequest", schema_of::<kubeset_api::api::certificates::v1alpha1::PodCertificateRequest>()),
     ("certificates.k8s.io/v1beta1", "ClusterTrustBundle", schema_of::<kubeset_api::api::certificates::v1beta1::ClusterTrustBundle>()),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     ("certificates.k8s.io/v1beta1", "PodCertificateRequest", schema_of::<kubeset_api::api::certificates::v1beta1::PodCertificateRequest>()),
     ("coordination.k8s.io/v1", "Lease", schema_of::<kubeset_api::api::coordination::v1::Lease>()),
     ("coordination.k8s.io/v1alpha2", "LeaseCandidate", schema_of::<kubeset_api::api::coordination::v1alpha2::LeaseCandidate>()),
@@ -369,11 +380,23 @@ const BUILTIN: &[(&str, &str, Compiled)] = &[
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", schema_of::<kubeset_api::api::rbac::v1::ClusterRoleBinding>()),
     ("rbac.authorization.k8s.io/v1", "Role", schema_of::<kubeset_api::api::rbac::v1::Role>()),
     ("rbac.authorization.k8s.io/v1", "RoleBinding", schema_of::<kubeset_api::api::rbac::v1::RoleBinding>()),
+    #[cfg(not(feature = "v1_33"))]
     ("resource.k8s.io/v1", "DeviceClass", schema_of::<kubeset_api::api::resource::v1::DeviceClass>()),
+    #[cfg(not(feature = "v1_33"))]
     ("resource.k8s.io/v1", "ResourceClaim", schema_of::<kubeset_api::api::resource::v1::ResourceClaim>()),
+    #[cfg(not(feature = "v1_33"))]
     ("resource.k8s.io/v1", "ResourceClaimTemplate", schema_of::<kubeset_api::api::resource::v1::ResourceClaimTemplate>()),
+    #[cfg(not(feature = "v1_33"))]
     ("resource.k8s.io/v1", "ResourceSlice", schema_of::<kubeset_api::api::resource::v1::ResourceSlice>()),
+    #[cfg(feature = "v1_33")]
+    ("resource.k8s.io/v1alpha3", "DeviceClass", schema_of::<kubeset_api::api::resource::v1alpha3::DeviceClass>()),
     ("resource.k8s.io/v1alpha3", "DeviceTaintRule", schema_of::<kubeset_api::api::resource::v1alpha3::DeviceTaintRule>()),
+    #[cfg(feature = "v1_33")]
+    ("resource.k8s.io/v1alpha3", "ResourceClaim", schema_of::<kubeset_api::api::resource::v1alpha3::ResourceClaim>()),
+    #[cfg(feature = "v1_33")]
+    ("resource.k8s.io/v1alpha3", "ResourceClaimTemplate", schema_of::<kubeset_api::api::resource::v1alpha3::ResourceClaimTemplate>()),
+    #[cfg(feature = "v1_33")]
+    ("resource.k8s.io/v1alpha3", "ResourceSlice", schema_of::<kubeset_api::api::resource::v1alpha3::ResourceSlice>()),
     ("resource.k8s.io/v1beta1", "DeviceClass", schema_of::<kubeset_api::api::resource::v1beta1::DeviceClass>()),
     ("resource.k8s.io/v1beta1", "ResourceClaim", schema_of::<kubeset_api::api::resource::v1beta1::ResourceClaim>()),
     ("resource.k8s.io/v1beta1", "ResourceClaimTemplate", schema_of::<kubeset_api::api::resource::v1beta1::ResourceClaimTemplate>()),
@@ -383,14 +406,21 @@ const BUILTIN: &[(&str, &str, Compiled)] = &[
     ("resource.k8s.io/v1beta2", "ResourceClaimTemplate", schema_of::<kubeset_api::api::resource::v1beta2::ResourceClaimTemplate>()),
     ("resource.k8s.io/v1beta2", "ResourceSlice", schema_of::<kubeset_api::api::resource::v1beta2::ResourceSlice>()),
     ("scheduling.k8s.io/v1", "PriorityClass", schema_of::<kubeset_api::api::scheduling::v1::PriorityClass>()),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     ("scheduling.k8s.io/v1alpha1", "Workload", schema_of::<kubeset_api::api::scheduling::v1alpha1::Workload>()),
     ("storage.k8s.io/v1", "CSIDriver", schema_of::<kubeset_api::api::storage::v1::CSIDriver>()),
     ("storage.k8s.io/v1", "CSINode", schema_of::<kubeset_api::api::storage::v1::CSINode>()),
     ("storage.k8s.io/v1", "CSIStorageCapacity", schema_of::<kubeset_api::api::storage::v1::CSIStorageCapacity>()),
     ("storage.k8s.io/v1", "StorageClass", schema_of::<kubeset_api::api::storage::v1::StorageClass>()),
     ("storage.k8s.io/v1", "VolumeAttachment", schema_of::<kubeset_api::api::storage::v1::VolumeAttachment>()),
+    #[cfg(not(feature = "v1_33"))]
     ("storage.k8s.io/v1", "VolumeAttributesClass", schema_of::<kubeset_api::api::storage::v1::VolumeAttributesClass>()),
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    ("storage.k8s.io/v1alpha1", "VolumeAttributesClass", schema_of::<kubeset_api::api::storage::v1alpha1::VolumeAttributesClass>()),
     ("storage.k8s.io/v1beta1", "VolumeAttributesClass", schema_of::<kubeset_api::api::storage::v1beta1::VolumeAttributesClass>()),
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    ("storagemigration.k8s.io/v1alpha1", "StorageVersionMigration", schema_of::<kubeset_api::api::storagemigration::v1alpha1::StorageVersionMigration>()),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     ("storagemigration.k8s.io/v1beta1", "StorageVersionMigration", schema_of::<kubeset_api::api::storagemigration::v1beta1::StorageVersionMigration>()),
     ("v1", "APIGroup", schema_of::<kubeset_api::apimachinery::pkg::apis::meta::v1::APIGroup>()),
     ("v1", "APIVersions", schema_of::<kubeset_api::apimachinery::pkg::apis::meta::v1::APIVersions>()),

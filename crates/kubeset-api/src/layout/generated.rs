@@ -296,7 +296,7 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::admissionregistration::v1alpha1::Variable,
     >("api::admissionregistration::v1alpha1::Variable", 48usize, 48usize, &mut wrong);
-    #[cfg(feature = "admissionregistration-v1beta1")]
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::admissionregistration::v1beta1::ApplyConfiguration,
     >(
@@ -305,7 +305,25 @@ fn estimates_match_size_of() {
         24usize,
         &mut wrong,
     );
-    #[cfg(feature = "admissionregistration-v1beta1")]
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::admissionregistration::v1beta1::AuditAnnotation,
+    >(
+        "api::admissionregistration::v1beta1::AuditAnnotation",
+        48usize,
+        48usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::admissionregistration::v1beta1::ExpressionWarning,
+    >(
+        "api::admissionregistration::v1beta1::ExpressionWarning",
+        48usize,
+        48usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::admissionregistration::v1beta1::JSONPatch,
     >("api::admissionregistration::v1beta1::JSONPatch", 24usize, 24usize, &mut wrong);
@@ -327,7 +345,7 @@ fn estimates_match_size_of() {
         184usize,
         &mut wrong,
     );
-    #[cfg(feature = "admissionregistration-v1beta1")]
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
     >(
@@ -336,7 +354,7 @@ fn estimates_match_size_of() {
         712usize,
         &mut wrong,
     );
-    #[cfg(feature = "admissionregistration-v1beta1")]
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
     >(
@@ -345,7 +363,7 @@ fn estimates_match_size_of() {
         696usize,
         &mut wrong,
     );
-    #[cfg(feature = "admissionregistration-v1beta1")]
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingList,
     >(
@@ -354,7 +372,7 @@ fn estimates_match_size_of() {
         112usize,
         &mut wrong,
     );
-    #[cfg(feature = "admissionregistration-v1beta1")]
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec,
     >(
@@ -363,7 +381,7 @@ fn estimates_match_size_of() {
         336usize,
         &mut wrong,
     );
-    #[cfg(feature = "admissionregistration-v1beta1")]
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyList,
     >(
@@ -372,7 +390,7 @@ fn estimates_match_size_of() {
         112usize,
         &mut wrong,
     );
-    #[cfg(feature = "admissionregistration-v1beta1")]
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec,
     >(
@@ -381,7 +399,7 @@ fn estimates_match_size_of() {
         352usize,
         &mut wrong,
     );
-    #[cfg(feature = "admissionregistration-v1beta1")]
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::admissionregistration::v1beta1::Mutation,
     >("api::admissionregistration::v1beta1::Mutation", 72usize, 72usize, &mut wrong);
@@ -402,6 +420,77 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::admissionregistration::v1beta1::ParamRef,
     >("api::admissionregistration::v1beta1::ParamRef", 128usize, 128usize, &mut wrong);
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::admissionregistration::v1beta1::TypeChecking,
+    >("api::admissionregistration::v1beta1::TypeChecking", 24usize, 24usize, &mut wrong);
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+    >(
+        "api::admissionregistration::v1beta1::ValidatingAdmissionPolicy",
+        776usize,
+        776usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+    >(
+        "api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding",
+        720usize,
+        720usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingList,
+    >(
+        "api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingList",
+        112usize,
+        112usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingSpec,
+    >(
+        "api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingSpec",
+        360usize,
+        360usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyList,
+    >(
+        "api::admissionregistration::v1beta1::ValidatingAdmissionPolicyList",
+        112usize,
+        112usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicySpec,
+    >(
+        "api::admissionregistration::v1beta1::ValidatingAdmissionPolicySpec",
+        352usize,
+        352usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyStatus,
+    >(
+        "api::admissionregistration::v1beta1::ValidatingAdmissionPolicyStatus",
+        64usize,
+        64usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "admissionregistration-v1beta1")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::admissionregistration::v1beta1::Validation,
+    >("api::admissionregistration::v1beta1::Validation", 96usize, 96usize, &mut wrong);
     #[cfg(feature = "admissionregistration-v1beta1")]
     super::check::<
         crate::api::admissionregistration::v1beta1::Variable,
@@ -470,20 +559,12 @@ fn estimates_match_size_of() {
     >("api::apps::v1::ControllerRevisionList", 112usize, 112usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
-        crate::api::apps::v1::DaemonSet,
-    >("api::apps::v1::DaemonSet", 2464usize, 2464usize, &mut wrong);
-    #[cfg(feature = "apps-v1")]
-    super::check::<
         crate::api::apps::v1::DaemonSetCondition,
     >("api::apps::v1::DaemonSetCondition", 120usize, 120usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DaemonSetList,
     >("api::apps::v1::DaemonSetList", 112usize, 112usize, &mut wrong);
-    #[cfg(feature = "apps-v1")]
-    super::check::<
-        crate::api::apps::v1::DaemonSetSpec,
-    >("api::apps::v1::DaemonSetSpec", 2016usize, 2016usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DaemonSetStatus,
@@ -494,20 +575,12 @@ fn estimates_match_size_of() {
     >("api::apps::v1::DaemonSetUpdateStrategy", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
-        crate::api::apps::v1::Deployment,
-    >("api::apps::v1::Deployment", 2496usize, 2496usize, &mut wrong);
-    #[cfg(feature = "apps-v1")]
-    super::check::<
         crate::api::apps::v1::DeploymentCondition,
     >("api::apps::v1::DeploymentCondition", 144usize, 144usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DeploymentList,
     >("api::apps::v1::DeploymentList", 112usize, 112usize, &mut wrong);
-    #[cfg(feature = "apps-v1")]
-    super::check::<
-        crate::api::apps::v1::DeploymentSpec,
-    >("api::apps::v1::DeploymentSpec", 2040usize, 2040usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DeploymentStatus,
@@ -518,20 +591,12 @@ fn estimates_match_size_of() {
     >("api::apps::v1::DeploymentStrategy", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
-        crate::api::apps::v1::ReplicaSet,
-    >("api::apps::v1::ReplicaSet", 2384usize, 2384usize, &mut wrong);
-    #[cfg(feature = "apps-v1")]
-    super::check::<
         crate::api::apps::v1::ReplicaSetCondition,
     >("api::apps::v1::ReplicaSetCondition", 120usize, 120usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::ReplicaSetList,
     >("api::apps::v1::ReplicaSetList", 112usize, 112usize, &mut wrong);
-    #[cfg(feature = "apps-v1")]
-    super::check::<
-        crate::api::apps::v1::ReplicaSetSpec,
-    >("api::apps::v1::ReplicaSetSpec", 1944usize, 1944usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::ReplicaSetStatus,
@@ -548,10 +613,6 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::apps::v1::RollingUpdateStatefulSetStrategy,
     >("api::apps::v1::RollingUpdateStatefulSetStrategy", 32usize, 32usize, &mut wrong);
-    #[cfg(feature = "apps-v1")]
-    super::check::<
-        crate::api::apps::v1::StatefulSet,
-    >("api::apps::v1::StatefulSet", 2632usize, 2632usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::StatefulSetCondition,
@@ -573,10 +634,6 @@ fn estimates_match_size_of() {
         48usize,
         &mut wrong,
     );
-    #[cfg(feature = "apps-v1")]
-    super::check::<
-        crate::api::apps::v1::StatefulSetSpec,
-    >("api::apps::v1::StatefulSetSpec", 2136usize, 2136usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::StatefulSetStatus,
@@ -880,24 +937,12 @@ fn estimates_match_size_of() {
     >("api::autoscaling::v2::ResourceMetricStatus", 80usize, 80usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
-        crate::api::batch::v1::CronJob,
-    >("api::batch::v1::CronJob", 3024usize, 3024usize, &mut wrong);
-    #[cfg(feature = "batch-v1")]
-    super::check::<
         crate::api::batch::v1::CronJobList,
     >("api::batch::v1::CronJobList", 112usize, 112usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
-        crate::api::batch::v1::CronJobSpec,
-    >("api::batch::v1::CronJobSpec", 2592usize, 2592usize, &mut wrong);
-    #[cfg(feature = "batch-v1")]
-    super::check::<
         crate::api::batch::v1::CronJobStatus,
     >("api::batch::v1::CronJobStatus", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "batch-v1")]
-    super::check::<
-        crate::api::batch::v1::Job,
-    >("api::batch::v1::Job", 2688usize, 2688usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::JobCondition,
@@ -908,16 +953,8 @@ fn estimates_match_size_of() {
     >("api::batch::v1::JobList", 112usize, 112usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
-        crate::api::batch::v1::JobSpec,
-    >("api::batch::v1::JobSpec", 2120usize, 2120usize, &mut wrong);
-    #[cfg(feature = "batch-v1")]
-    super::check::<
         crate::api::batch::v1::JobStatus,
     >("api::batch::v1::JobStatus", 208usize, 208usize, &mut wrong);
-    #[cfg(feature = "batch-v1")]
-    super::check::<
-        crate::api::batch::v1::JobTemplateSpec,
-    >("api::batch::v1::JobTemplateSpec", 2480usize, 2480usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::PodFailurePolicy,
@@ -1023,6 +1060,42 @@ fn estimates_match_size_of() {
         48usize,
         &mut wrong,
     );
+    #[cfg(feature = "certificates-v1alpha1")] #[cfg(feature = "v1_34")]
+    super::check::<
+        crate::api::certificates::v1alpha1::PodCertificateRequest,
+    >(
+        "api::certificates::v1alpha1::PodCertificateRequest",
+        704usize,
+        704usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "certificates-v1alpha1")] #[cfg(feature = "v1_34")]
+    super::check::<
+        crate::api::certificates::v1alpha1::PodCertificateRequestList,
+    >(
+        "api::certificates::v1alpha1::PodCertificateRequestList",
+        112usize,
+        112usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "certificates-v1alpha1")] #[cfg(feature = "v1_34")]
+    super::check::<
+        crate::api::certificates::v1alpha1::PodCertificateRequestSpec,
+    >(
+        "api::certificates::v1alpha1::PodCertificateRequestSpec",
+        224usize,
+        224usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "certificates-v1alpha1")] #[cfg(feature = "v1_34")]
+    super::check::<
+        crate::api::certificates::v1alpha1::PodCertificateRequestStatus,
+    >(
+        "api::certificates::v1alpha1::PodCertificateRequestStatus",
+        120usize,
+        120usize,
+        &mut wrong,
+    );
     #[cfg(feature = "certificates-v1beta1")]
     super::check::<
         crate::api::certificates::v1beta1::ClusterTrustBundle,
@@ -1046,6 +1119,7 @@ fn estimates_match_size_of() {
         &mut wrong,
     );
     #[cfg(feature = "certificates-v1beta1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::certificates::v1beta1::PodCertificateRequest,
     >(
@@ -1055,6 +1129,7 @@ fn estimates_match_size_of() {
         &mut wrong,
     );
     #[cfg(feature = "certificates-v1beta1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::certificates::v1beta1::PodCertificateRequestList,
     >(
@@ -1064,6 +1139,7 @@ fn estimates_match_size_of() {
         &mut wrong,
     );
     #[cfg(feature = "certificates-v1beta1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::certificates::v1beta1::PodCertificateRequestSpec,
     >(
@@ -1073,6 +1149,7 @@ fn estimates_match_size_of() {
         &mut wrong,
     );
     #[cfg(feature = "certificates-v1beta1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::certificates::v1beta1::PodCertificateRequestStatus,
     >(
@@ -1225,11 +1302,7 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::core::v1::ConfigMapVolumeSource,
     >("api::core::v1::ConfigMapVolumeSource", 64usize, 64usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
-        crate::api::core::v1::Container,
-    >("api::core::v1::Container", 2144usize, 2144usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
+    #[cfg(feature = "core-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::core::v1::ContainerExtendedResourceRequest,
     >("api::core::v1::ContainerExtendedResourceRequest", 72usize, 72usize, &mut wrong);
@@ -1245,11 +1318,11 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::core::v1::ContainerResizePolicy,
     >("api::core::v1::ContainerResizePolicy", 48usize, 48usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
+    #[cfg(feature = "core-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::core::v1::ContainerRestartRule,
     >("api::core::v1::ContainerRestartRule", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
+    #[cfg(feature = "core-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::core::v1::ContainerRestartRuleOnExitCodes,
     >("api::core::v1::ContainerRestartRuleOnExitCodes", 48usize, 48usize, &mut wrong);
@@ -1323,18 +1396,6 @@ fn estimates_match_size_of() {
     >("api::core::v1::EnvFromSource", 88usize, 88usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
-        crate::api::core::v1::EnvVar,
-    >("api::core::v1::EnvVar", 360usize, 360usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
-        crate::api::core::v1::EnvVarSource,
-    >("api::core::v1::EnvVarSource", 312usize, 312usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
-        crate::api::core::v1::EphemeralContainer,
-    >("api::core::v1::EphemeralContainer", 2168usize, 2168usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
         crate::api::core::v1::EphemeralVolumeSource,
     >("api::core::v1::EphemeralVolumeSource", 768usize, 768usize, &mut wrong);
     #[cfg(feature = "core-v1")]
@@ -1361,7 +1422,7 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::core::v1::FCVolumeSource,
     >("api::core::v1::FCVolumeSource", 88usize, 88usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
+    #[cfg(feature = "core-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::core::v1::FileKeySelector,
     >("api::core::v1::FileKeySelector", 80usize, 80usize, &mut wrong);
@@ -1507,10 +1568,6 @@ fn estimates_match_size_of() {
     >("api::core::v1::NamespaceStatus", 48usize, 48usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
-        crate::api::core::v1::Node,
-    >("api::core::v1::Node", 1520usize, 1520usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
         crate::api::core::v1::NodeAddress,
     >("api::core::v1::NodeAddress", 48usize, 48usize, &mut wrong);
     #[cfg(feature = "core-v1")]
@@ -1565,10 +1622,6 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::core::v1::NodeSpec,
     >("api::core::v1::NodeSpec", 248usize, 248usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
-        crate::api::core::v1::NodeStatus,
-    >("api::core::v1::NodeStatus", 912usize, 912usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::NodeSwapStatus,
@@ -1635,10 +1688,6 @@ fn estimates_match_size_of() {
     >("api::core::v1::PhotonPersistentDiskVolumeSource", 48usize, 48usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
-        crate::api::core::v1::Pod,
-    >("api::core::v1::Pod", 2440usize, 2440usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
         crate::api::core::v1::PodAffinity,
     >("api::core::v1::PodAffinity", 48usize, 48usize, &mut wrong);
     #[cfg(feature = "core-v1")]
@@ -1651,10 +1700,6 @@ fn estimates_match_size_of() {
     >("api::core::v1::PodAntiAffinity", 48usize, 48usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
-        crate::api::core::v1::PodCertificateProjection,
-    >("api::core::v1::PodCertificateProjection", 160usize, 160usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
         crate::api::core::v1::PodCondition,
     >("api::core::v1::PodCondition", 160usize, 160usize, &mut wrong);
     #[cfg(feature = "core-v1")]
@@ -1665,7 +1710,7 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::core::v1::PodDNSConfigOption,
     >("api::core::v1::PodDNSConfigOption", 48usize, 48usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
+    #[cfg(feature = "core-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::core::v1::PodExtendedResourceClaimStatus,
     >("api::core::v1::PodExtendedResourceClaimStatus", 48usize, 48usize, &mut wrong);
@@ -1703,24 +1748,8 @@ fn estimates_match_size_of() {
     >("api::core::v1::PodSecurityContext", 448usize, 448usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
-        crate::api::core::v1::PodSpec,
-    >("api::core::v1::PodSpec", 1512usize, 1512usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
-        crate::api::core::v1::PodStatus,
-    >("api::core::v1::PodStatus", 568usize, 568usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
-        crate::api::core::v1::PodTemplate,
-    >("api::core::v1::PodTemplate", 2232usize, 2232usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
         crate::api::core::v1::PodTemplateList,
     >("api::core::v1::PodTemplateList", 112usize, 112usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
-        crate::api::core::v1::PodTemplateSpec,
-    >("api::core::v1::PodTemplateSpec", 1872usize, 1872usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PortStatus,
@@ -1755,20 +1784,12 @@ fn estimates_match_size_of() {
     >("api::core::v1::RBDVolumeSource", 176usize, 176usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
-        crate::api::core::v1::ReplicationController,
-    >("api::core::v1::ReplicationController", 2352usize, 2352usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
         crate::api::core::v1::ReplicationControllerCondition,
     >("api::core::v1::ReplicationControllerCondition", 120usize, 120usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ReplicationControllerList,
     >("api::core::v1::ReplicationControllerList", 112usize, 112usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
-        crate::api::core::v1::ReplicationControllerSpec,
-    >("api::core::v1::ReplicationControllerSpec", 1920usize, 1920usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ReplicationControllerStatus,
@@ -1971,10 +1992,6 @@ fn estimates_match_size_of() {
     >("api::core::v1::VolumeNodeAffinity", 24usize, 24usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
-        crate::api::core::v1::VolumeProjection,
-    >("api::core::v1::VolumeProjection", 496usize, 496usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
-    super::check::<
         crate::api::core::v1::VolumeResourceRequirements,
     >("api::core::v1::VolumeResourceRequirements", 64usize, 64usize, &mut wrong);
     #[cfg(feature = "core-v1")]
@@ -1989,7 +2006,7 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::core::v1::WindowsSecurityContextOptions,
     >("api::core::v1::WindowsSecurityContextOptions", 80usize, 80usize, &mut wrong);
-    #[cfg(feature = "core-v1")]
+    #[cfg(feature = "core-v1")] #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::core::v1::WorkloadReference,
     >("api::core::v1::WorkloadReference", 72usize, 72usize, &mut wrong);
@@ -2426,43 +2443,43 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::rbac::v1::Subject,
     >("api::rbac::v1::Subject", 96usize, 96usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::AllocatedDeviceStatus,
     >("api::resource::v1::AllocatedDeviceStatus", 224usize, 224usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::AllocationResult,
     >("api::resource::v1::AllocationResult", 96usize, 96usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::CELDeviceSelector,
     >("api::resource::v1::CELDeviceSelector", 24usize, 24usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::CapacityRequestPolicy,
     >("api::resource::v1::CapacityRequestPolicy", 120usize, 120usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::CapacityRequestPolicyRange,
     >("api::resource::v1::CapacityRequestPolicyRange", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::CapacityRequirements,
     >("api::resource::v1::CapacityRequirements", 32usize, 32usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::Counter,
     >("api::resource::v1::Counter", 24usize, 24usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::CounterSet,
     >("api::resource::v1::CounterSet", 48usize, 48usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::Device,
     >("api::resource::v1::Device", 240usize, 240usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceAllocationConfiguration,
     >(
@@ -2471,55 +2488,55 @@ fn estimates_match_size_of() {
         104usize,
         &mut wrong,
     );
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceAllocationResult,
     >("api::resource::v1::DeviceAllocationResult", 48usize, 48usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceAttribute,
     >("api::resource::v1::DeviceAttribute", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceCapacity,
     >("api::resource::v1::DeviceCapacity", 144usize, 144usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceClaim,
     >("api::resource::v1::DeviceClaim", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceClaimConfiguration,
     >("api::resource::v1::DeviceClaimConfiguration", 80usize, 80usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceClass,
     >("api::resource::v1::DeviceClass", 432usize, 432usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceClassConfiguration,
     >("api::resource::v1::DeviceClassConfiguration", 56usize, 56usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceClassList,
     >("api::resource::v1::DeviceClassList", 112usize, 112usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceClassSpec,
     >("api::resource::v1::DeviceClassSpec", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceConstraint,
     >("api::resource::v1::DeviceConstraint", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceCounterConsumption,
     >("api::resource::v1::DeviceCounterConsumption", 48usize, 48usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceRequest,
     >("api::resource::v1::DeviceRequest", 200usize, 200usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceRequestAllocationResult,
     >(
@@ -2528,127 +2545,284 @@ fn estimates_match_size_of() {
         232usize,
         &mut wrong,
     );
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceSelector,
     >("api::resource::v1::DeviceSelector", 24usize, 24usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceSubRequest,
     >("api::resource::v1::DeviceSubRequest", 168usize, 168usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceTaint,
     >("api::resource::v1::DeviceTaint", 96usize, 96usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::DeviceToleration,
     >("api::resource::v1::DeviceToleration", 112usize, 112usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::ExactDeviceRequest,
     >("api::resource::v1::ExactDeviceRequest", 152usize, 152usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::NetworkDeviceData,
     >("api::resource::v1::NetworkDeviceData", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::OpaqueDeviceConfiguration,
     >("api::resource::v1::OpaqueDeviceConfiguration", 56usize, 56usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::ResourceClaim,
     >("api::resource::v1::ResourceClaim", 576usize, 576usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::ResourceClaimConsumerReference,
     >("api::resource::v1::ResourceClaimConsumerReference", 96usize, 96usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::ResourceClaimList,
     >("api::resource::v1::ResourceClaimList", 112usize, 112usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::ResourceClaimSpec,
     >("api::resource::v1::ResourceClaimSpec", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::ResourceClaimStatus,
     >("api::resource::v1::ResourceClaimStatus", 144usize, 144usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::ResourceClaimTemplate,
     >("api::resource::v1::ResourceClaimTemplate", 792usize, 792usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::ResourceClaimTemplateList,
     >("api::resource::v1::ResourceClaimTemplateList", 112usize, 112usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::ResourceClaimTemplateSpec,
     >("api::resource::v1::ResourceClaimTemplateSpec", 432usize, 432usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::ResourcePool,
     >("api::resource::v1::ResourcePool", 40usize, 40usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::ResourceSlice,
     >("api::resource::v1::ResourceSlice", 528usize, 528usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::ResourceSliceList,
     >("api::resource::v1::ResourceSliceList", 112usize, 112usize, &mut wrong);
-    #[cfg(feature = "resource-v1")]
+    #[cfg(feature = "resource-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1::ResourceSliceSpec,
     >("api::resource::v1::ResourceSliceSpec", 168usize, 168usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::AllocatedDeviceStatus,
+    >("api::resource::v1alpha3::AllocatedDeviceStatus", 200usize, 200usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::AllocationResult,
+    >("api::resource::v1alpha3::AllocationResult", 72usize, 72usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::BasicDevice,
+    >("api::resource::v1alpha3::BasicDevice", 168usize, 168usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")]
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    super::check::<
+        crate::api::resource::v1alpha3::CELDeviceSelector,
+    >("api::resource::v1alpha3::CELDeviceSelector", 24usize, 24usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::Counter,
+    >("api::resource::v1alpha3::Counter", 24usize, 24usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::CounterSet,
+    >("api::resource::v1alpha3::CounterSet", 48usize, 48usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::Device,
+    >("api::resource::v1alpha3::Device", 192usize, 192usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceAllocationConfiguration,
+    >(
+        "api::resource::v1alpha3::DeviceAllocationConfiguration",
+        104usize,
+        104usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceAllocationResult,
+    >("api::resource::v1alpha3::DeviceAllocationResult", 48usize, 48usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceAttribute,
+    >("api::resource::v1alpha3::DeviceAttribute", 72usize, 72usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceClaim,
+    >("api::resource::v1alpha3::DeviceClaim", 72usize, 72usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceClaimConfiguration,
+    >("api::resource::v1alpha3::DeviceClaimConfiguration", 80usize, 80usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceClass,
+    >("api::resource::v1alpha3::DeviceClass", 408usize, 408usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceClassConfiguration,
+    >("api::resource::v1alpha3::DeviceClassConfiguration", 56usize, 56usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceClassList,
+    >("api::resource::v1alpha3::DeviceClassList", 112usize, 112usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceClassSpec,
+    >("api::resource::v1alpha3::DeviceClassSpec", 48usize, 48usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceConstraint,
+    >("api::resource::v1alpha3::DeviceConstraint", 48usize, 48usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceCounterConsumption,
+    >("api::resource::v1alpha3::DeviceCounterConsumption", 48usize, 48usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceRequest,
+    >("api::resource::v1alpha3::DeviceRequest", 168usize, 168usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceRequestAllocationResult,
+    >(
+        "api::resource::v1alpha3::DeviceRequestAllocationResult",
+        128usize,
+        128usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "resource-v1alpha3")]
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceSelector,
+    >("api::resource::v1alpha3::DeviceSelector", 24usize, 24usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::DeviceSubRequest,
+    >("api::resource::v1alpha3::DeviceSubRequest", 136usize, 136usize, &mut wrong);
     #[cfg(feature = "resource-v1alpha3")]
     super::check::<
         crate::api::resource::v1alpha3::DeviceTaint,
     >("api::resource::v1alpha3::DeviceTaint", 96usize, 96usize, &mut wrong);
     #[cfg(feature = "resource-v1alpha3")]
     super::check::<
-        crate::api::resource::v1alpha3::DeviceTaintRule,
-    >("api::resource::v1alpha3::DeviceTaintRule", 552usize, 552usize, &mut wrong);
-    #[cfg(feature = "resource-v1alpha3")]
-    super::check::<
         crate::api::resource::v1alpha3::DeviceTaintRuleList,
     >("api::resource::v1alpha3::DeviceTaintRuleList", 112usize, 112usize, &mut wrong);
     #[cfg(feature = "resource-v1alpha3")]
-    super::check::<
-        crate::api::resource::v1alpha3::DeviceTaintRuleSpec,
-    >("api::resource::v1alpha3::DeviceTaintRuleSpec", 168usize, 168usize, &mut wrong);
-    #[cfg(feature = "resource-v1alpha3")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::resource::v1alpha3::DeviceTaintRuleStatus,
     >("api::resource::v1alpha3::DeviceTaintRuleStatus", 24usize, 24usize, &mut wrong);
-    #[cfg(feature = "resource-v1alpha3")]
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
     super::check::<
-        crate::api::resource::v1alpha3::DeviceTaintSelector,
-    >("api::resource::v1alpha3::DeviceTaintSelector", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
+        crate::api::resource::v1alpha3::DeviceToleration,
+    >("api::resource::v1alpha3::DeviceToleration", 112usize, 112usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
     super::check::<
-        crate::api::resource::v1beta1::AllocatedDeviceStatus,
-    >("api::resource::v1beta1::AllocatedDeviceStatus", 224usize, 224usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
+        crate::api::resource::v1alpha3::NetworkDeviceData,
+    >("api::resource::v1alpha3::NetworkDeviceData", 72usize, 72usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
     super::check::<
-        crate::api::resource::v1beta1::AllocationResult,
-    >("api::resource::v1beta1::AllocationResult", 96usize, 96usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
+        crate::api::resource::v1alpha3::OpaqueDeviceConfiguration,
+    >(
+        "api::resource::v1alpha3::OpaqueDeviceConfiguration",
+        56usize,
+        56usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
     super::check::<
-        crate::api::resource::v1beta1::BasicDevice,
-    >("api::resource::v1beta1::BasicDevice", 216usize, 216usize, &mut wrong);
+        crate::api::resource::v1alpha3::ResourceClaim,
+    >("api::resource::v1alpha3::ResourceClaim", 552usize, 552usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::ResourceClaimConsumerReference,
+    >(
+        "api::resource::v1alpha3::ResourceClaimConsumerReference",
+        96usize,
+        96usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::ResourceClaimList,
+    >("api::resource::v1alpha3::ResourceClaimList", 112usize, 112usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::ResourceClaimSpec,
+    >("api::resource::v1alpha3::ResourceClaimSpec", 72usize, 72usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::ResourceClaimStatus,
+    >("api::resource::v1alpha3::ResourceClaimStatus", 120usize, 120usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::ResourceClaimTemplate,
+    >("api::resource::v1alpha3::ResourceClaimTemplate", 792usize, 792usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::ResourceClaimTemplateList,
+    >(
+        "api::resource::v1alpha3::ResourceClaimTemplateList",
+        112usize,
+        112usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::ResourceClaimTemplateSpec,
+    >(
+        "api::resource::v1alpha3::ResourceClaimTemplateSpec",
+        432usize,
+        432usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::ResourcePool,
+    >("api::resource::v1alpha3::ResourcePool", 40usize, 40usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::ResourceSlice,
+    >("api::resource::v1alpha3::ResourceSlice", 528usize, 528usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::ResourceSliceList,
+    >("api::resource::v1alpha3::ResourceSliceList", 112usize, 112usize, &mut wrong);
+    #[cfg(feature = "resource-v1alpha3")] #[cfg(feature = "v1_33")]
+    super::check::<
+        crate::api::resource::v1alpha3::ResourceSliceSpec,
+    >("api::resource::v1alpha3::ResourceSliceSpec", 168usize, 168usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::CELDeviceSelector,
     >("api::resource::v1beta1::CELDeviceSelector", 24usize, 24usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
+    #[cfg(feature = "resource-v1beta1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1beta1::CapacityRequestPolicy,
     >("api::resource::v1beta1::CapacityRequestPolicy", 120usize, 120usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
+    #[cfg(feature = "resource-v1beta1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1beta1::CapacityRequestPolicyRange,
     >(
@@ -2657,7 +2831,7 @@ fn estimates_match_size_of() {
         72usize,
         &mut wrong,
     );
-    #[cfg(feature = "resource-v1beta1")]
+    #[cfg(feature = "resource-v1beta1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1beta1::CapacityRequirements,
     >("api::resource::v1beta1::CapacityRequirements", 32usize, 32usize, &mut wrong);
@@ -2669,10 +2843,6 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::resource::v1beta1::CounterSet,
     >("api::resource::v1beta1::CounterSet", 48usize, 48usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
-    super::check::<
-        crate::api::resource::v1beta1::Device,
-    >("api::resource::v1beta1::Device", 240usize, 240usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceAllocationConfiguration,
@@ -2692,20 +2862,12 @@ fn estimates_match_size_of() {
     >("api::resource::v1beta1::DeviceAttribute", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
-        crate::api::resource::v1beta1::DeviceCapacity,
-    >("api::resource::v1beta1::DeviceCapacity", 144usize, 144usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
-    super::check::<
         crate::api::resource::v1beta1::DeviceClaim,
     >("api::resource::v1beta1::DeviceClaim", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceClaimConfiguration,
     >("api::resource::v1beta1::DeviceClaimConfiguration", 80usize, 80usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
-    super::check::<
-        crate::api::resource::v1beta1::DeviceClass,
-    >("api::resource::v1beta1::DeviceClass", 432usize, 432usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceClassConfiguration,
@@ -2716,37 +2878,12 @@ fn estimates_match_size_of() {
     >("api::resource::v1beta1::DeviceClassList", 112usize, 112usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
-        crate::api::resource::v1beta1::DeviceClassSpec,
-    >("api::resource::v1beta1::DeviceClassSpec", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
-    super::check::<
-        crate::api::resource::v1beta1::DeviceConstraint,
-    >("api::resource::v1beta1::DeviceConstraint", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
-    super::check::<
         crate::api::resource::v1beta1::DeviceCounterConsumption,
     >("api::resource::v1beta1::DeviceCounterConsumption", 48usize, 48usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
-        crate::api::resource::v1beta1::DeviceRequest,
-    >("api::resource::v1beta1::DeviceRequest", 200usize, 200usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
-    super::check::<
-        crate::api::resource::v1beta1::DeviceRequestAllocationResult,
-    >(
-        "api::resource::v1beta1::DeviceRequestAllocationResult",
-        232usize,
-        232usize,
-        &mut wrong,
-    );
-    #[cfg(feature = "resource-v1beta1")]
-    super::check::<
         crate::api::resource::v1beta1::DeviceSelector,
     >("api::resource::v1beta1::DeviceSelector", 24usize, 24usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
-    super::check::<
-        crate::api::resource::v1beta1::DeviceSubRequest,
-    >("api::resource::v1beta1::DeviceSubRequest", 168usize, 168usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceTaint,
@@ -2765,10 +2902,6 @@ fn estimates_match_size_of() {
     >("api::resource::v1beta1::OpaqueDeviceConfiguration", 56usize, 56usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
-        crate::api::resource::v1beta1::ResourceClaim,
-    >("api::resource::v1beta1::ResourceClaim", 576usize, 576usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
-    super::check::<
         crate::api::resource::v1beta1::ResourceClaimConsumerReference,
     >(
         "api::resource::v1beta1::ResourceClaimConsumerReference",
@@ -2784,10 +2917,6 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::resource::v1beta1::ResourceClaimSpec,
     >("api::resource::v1beta1::ResourceClaimSpec", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta1")]
-    super::check::<
-        crate::api::resource::v1beta1::ResourceClaimStatus,
-    >("api::resource::v1beta1::ResourceClaimStatus", 144usize, 144usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::ResourceClaimTemplate,
@@ -2828,21 +2957,13 @@ fn estimates_match_size_of() {
     >("api::resource::v1beta1::ResourceSliceSpec", 168usize, 168usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
-        crate::api::resource::v1beta2::AllocatedDeviceStatus,
-    >("api::resource::v1beta2::AllocatedDeviceStatus", 224usize, 224usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
-    super::check::<
-        crate::api::resource::v1beta2::AllocationResult,
-    >("api::resource::v1beta2::AllocationResult", 96usize, 96usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
-    super::check::<
         crate::api::resource::v1beta2::CELDeviceSelector,
     >("api::resource::v1beta2::CELDeviceSelector", 24usize, 24usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
+    #[cfg(feature = "resource-v1beta2")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1beta2::CapacityRequestPolicy,
     >("api::resource::v1beta2::CapacityRequestPolicy", 120usize, 120usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
+    #[cfg(feature = "resource-v1beta2")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1beta2::CapacityRequestPolicyRange,
     >(
@@ -2851,7 +2972,7 @@ fn estimates_match_size_of() {
         72usize,
         &mut wrong,
     );
-    #[cfg(feature = "resource-v1beta2")]
+    #[cfg(feature = "resource-v1beta2")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::resource::v1beta2::CapacityRequirements,
     >("api::resource::v1beta2::CapacityRequirements", 32usize, 32usize, &mut wrong);
@@ -2863,10 +2984,6 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::resource::v1beta2::CounterSet,
     >("api::resource::v1beta2::CounterSet", 48usize, 48usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
-    super::check::<
-        crate::api::resource::v1beta2::Device,
-    >("api::resource::v1beta2::Device", 240usize, 240usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceAllocationConfiguration,
@@ -2886,20 +3003,12 @@ fn estimates_match_size_of() {
     >("api::resource::v1beta2::DeviceAttribute", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
-        crate::api::resource::v1beta2::DeviceCapacity,
-    >("api::resource::v1beta2::DeviceCapacity", 144usize, 144usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
-    super::check::<
         crate::api::resource::v1beta2::DeviceClaim,
     >("api::resource::v1beta2::DeviceClaim", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceClaimConfiguration,
     >("api::resource::v1beta2::DeviceClaimConfiguration", 80usize, 80usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
-    super::check::<
-        crate::api::resource::v1beta2::DeviceClass,
-    >("api::resource::v1beta2::DeviceClass", 432usize, 432usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceClassConfiguration,
@@ -2910,37 +3019,12 @@ fn estimates_match_size_of() {
     >("api::resource::v1beta2::DeviceClassList", 112usize, 112usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
-        crate::api::resource::v1beta2::DeviceClassSpec,
-    >("api::resource::v1beta2::DeviceClassSpec", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
-    super::check::<
-        crate::api::resource::v1beta2::DeviceConstraint,
-    >("api::resource::v1beta2::DeviceConstraint", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
-    super::check::<
         crate::api::resource::v1beta2::DeviceCounterConsumption,
     >("api::resource::v1beta2::DeviceCounterConsumption", 48usize, 48usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
-        crate::api::resource::v1beta2::DeviceRequest,
-    >("api::resource::v1beta2::DeviceRequest", 200usize, 200usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
-    super::check::<
-        crate::api::resource::v1beta2::DeviceRequestAllocationResult,
-    >(
-        "api::resource::v1beta2::DeviceRequestAllocationResult",
-        232usize,
-        232usize,
-        &mut wrong,
-    );
-    #[cfg(feature = "resource-v1beta2")]
-    super::check::<
         crate::api::resource::v1beta2::DeviceSelector,
     >("api::resource::v1beta2::DeviceSelector", 24usize, 24usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
-    super::check::<
-        crate::api::resource::v1beta2::DeviceSubRequest,
-    >("api::resource::v1beta2::DeviceSubRequest", 168usize, 168usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceTaint,
@@ -2951,20 +3035,12 @@ fn estimates_match_size_of() {
     >("api::resource::v1beta2::DeviceToleration", 112usize, 112usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
-        crate::api::resource::v1beta2::ExactDeviceRequest,
-    >("api::resource::v1beta2::ExactDeviceRequest", 152usize, 152usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
-    super::check::<
         crate::api::resource::v1beta2::NetworkDeviceData,
     >("api::resource::v1beta2::NetworkDeviceData", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::OpaqueDeviceConfiguration,
     >("api::resource::v1beta2::OpaqueDeviceConfiguration", 56usize, 56usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
-    super::check::<
-        crate::api::resource::v1beta2::ResourceClaim,
-    >("api::resource::v1beta2::ResourceClaim", 576usize, 576usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::ResourceClaimConsumerReference,
@@ -2982,10 +3058,6 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::resource::v1beta2::ResourceClaimSpec,
     >("api::resource::v1beta2::ResourceClaimSpec", 72usize, 72usize, &mut wrong);
-    #[cfg(feature = "resource-v1beta2")]
-    super::check::<
-        crate::api::resource::v1beta2::ResourceClaimStatus,
-    >("api::resource::v1beta2::ResourceClaimStatus", 144usize, 144usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::ResourceClaimTemplate,
@@ -3033,22 +3105,27 @@ fn estimates_match_size_of() {
         crate::api::scheduling::v1::PriorityClassList,
     >("api::scheduling::v1::PriorityClassList", 112usize, 112usize, &mut wrong);
     #[cfg(feature = "scheduling-v1alpha1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::scheduling::v1alpha1::BasicSchedulingPolicy,
     >("api::scheduling::v1alpha1::BasicSchedulingPolicy", 24usize, 32usize, &mut wrong);
     #[cfg(feature = "scheduling-v1alpha1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::scheduling::v1alpha1::GangSchedulingPolicy,
     >("api::scheduling::v1alpha1::GangSchedulingPolicy", 4usize, 8usize, &mut wrong);
     #[cfg(feature = "scheduling-v1alpha1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::scheduling::v1alpha1::PodGroup,
     >("api::scheduling::v1alpha1::PodGroup", 64usize, 64usize, &mut wrong);
     #[cfg(feature = "scheduling-v1alpha1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::scheduling::v1alpha1::PodGroupPolicy,
     >("api::scheduling::v1alpha1::PodGroupPolicy", 40usize, 40usize, &mut wrong);
     #[cfg(feature = "scheduling-v1alpha1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::scheduling::v1alpha1::TypedLocalObjectReference,
     >(
@@ -3058,29 +3135,24 @@ fn estimates_match_size_of() {
         &mut wrong,
     );
     #[cfg(feature = "scheduling-v1alpha1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::scheduling::v1alpha1::Workload,
     >("api::scheduling::v1alpha1::Workload", 456usize, 456usize, &mut wrong);
     #[cfg(feature = "scheduling-v1alpha1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::scheduling::v1alpha1::WorkloadList,
     >("api::scheduling::v1alpha1::WorkloadList", 112usize, 112usize, &mut wrong);
     #[cfg(feature = "scheduling-v1alpha1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::scheduling::v1alpha1::WorkloadSpec,
     >("api::scheduling::v1alpha1::WorkloadSpec", 96usize, 96usize, &mut wrong);
     #[cfg(feature = "storage-v1")]
     super::check::<
-        crate::api::storage::v1::CSIDriver,
-    >("api::storage::v1::CSIDriver", 456usize, 456usize, &mut wrong);
-    #[cfg(feature = "storage-v1")]
-    super::check::<
         crate::api::storage::v1::CSIDriverList,
     >("api::storage::v1::CSIDriverList", 112usize, 112usize, &mut wrong);
-    #[cfg(feature = "storage-v1")]
-    super::check::<
-        crate::api::storage::v1::CSIDriverSpec,
-    >("api::storage::v1::CSIDriverSpec", 96usize, 96usize, &mut wrong);
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::CSINode,
@@ -3137,11 +3209,11 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::storage::v1::VolumeAttachmentStatus,
     >("api::storage::v1::VolumeAttachmentStatus", 152usize, 152usize, &mut wrong);
-    #[cfg(feature = "storage-v1")]
+    #[cfg(feature = "storage-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::storage::v1::VolumeAttributesClass,
     >("api::storage::v1::VolumeAttributesClass", 416usize, 416usize, &mut wrong);
-    #[cfg(feature = "storage-v1")]
+    #[cfg(feature = "storage-v1")] #[cfg(not(feature = "v1_33"))]
     super::check::<
         crate::api::storage::v1::VolumeAttributesClassList,
     >("api::storage::v1::VolumeAttributesClassList", 112usize, 112usize, &mut wrong);
@@ -3153,6 +3225,21 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::storage::v1::VolumeNodeResources,
     >("api::storage::v1::VolumeNodeResources", 8usize, 8usize, &mut wrong);
+    #[cfg(feature = "storage-v1alpha1")]
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    super::check::<
+        crate::api::storage::v1alpha1::VolumeAttributesClass,
+    >("api::storage::v1alpha1::VolumeAttributesClass", 416usize, 416usize, &mut wrong);
+    #[cfg(feature = "storage-v1alpha1")]
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    super::check::<
+        crate::api::storage::v1alpha1::VolumeAttributesClassList,
+    >(
+        "api::storage::v1alpha1::VolumeAttributesClassList",
+        112usize,
+        112usize,
+        &mut wrong,
+    );
     #[cfg(feature = "storage-v1beta1")]
     super::check::<
         crate::api::storage::v1beta1::VolumeAttributesClass,
@@ -3166,7 +3253,68 @@ fn estimates_match_size_of() {
         112usize,
         &mut wrong,
     );
+    #[cfg(feature = "storagemigration-v1alpha1")]
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    super::check::<
+        crate::api::storagemigration::v1alpha1::GroupVersionResource,
+    >(
+        "api::storagemigration::v1alpha1::GroupVersionResource",
+        72usize,
+        72usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "storagemigration-v1alpha1")]
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    super::check::<
+        crate::api::storagemigration::v1alpha1::MigrationCondition,
+    >(
+        "api::storagemigration::v1alpha1::MigrationCondition",
+        120usize,
+        120usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "storagemigration-v1alpha1")]
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    super::check::<
+        crate::api::storagemigration::v1alpha1::StorageVersionMigration,
+    >(
+        "api::storagemigration::v1alpha1::StorageVersionMigration",
+        504usize,
+        504usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "storagemigration-v1alpha1")]
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    super::check::<
+        crate::api::storagemigration::v1alpha1::StorageVersionMigrationList,
+    >(
+        "api::storagemigration::v1alpha1::StorageVersionMigrationList",
+        112usize,
+        112usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "storagemigration-v1alpha1")]
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    super::check::<
+        crate::api::storagemigration::v1alpha1::StorageVersionMigrationSpec,
+    >(
+        "api::storagemigration::v1alpha1::StorageVersionMigrationSpec",
+        96usize,
+        96usize,
+        &mut wrong,
+    );
+    #[cfg(feature = "storagemigration-v1alpha1")]
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    super::check::<
+        crate::api::storagemigration::v1alpha1::StorageVersionMigrationStatus,
+    >(
+        "api::storagemigration::v1alpha1::StorageVersionMigrationStatus",
+        48usize,
+        48usize,
+        &mut wrong,
+    );
     #[cfg(feature = "storagemigration-v1beta1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::storagemigration::v1beta1::StorageVersionMigration,
     >(
@@ -3176,6 +3324,7 @@ fn estimates_match_size_of() {
         &mut wrong,
     );
     #[cfg(feature = "storagemigration-v1beta1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::storagemigration::v1beta1::StorageVersionMigrationList,
     >(
@@ -3185,6 +3334,7 @@ fn estimates_match_size_of() {
         &mut wrong,
     );
     #[cfg(feature = "storagemigration-v1beta1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec,
     >(
@@ -3194,6 +3344,7 @@ fn estimates_match_size_of() {
         &mut wrong,
     );
     #[cfg(feature = "storagemigration-v1beta1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus,
     >(
@@ -3222,24 +3373,6 @@ fn estimates_match_size_of() {
     );
     #[cfg(feature = "apiextensions-v1")]
     super::check::<
-        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-    >(
-        "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition",
-        968usize,
-        968usize,
-        &mut wrong,
-    );
-    #[cfg(feature = "apiextensions-v1")]
-    super::check::<
-        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition,
-    >(
-        "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition",
-        136usize,
-        136usize,
-        &mut wrong,
-    );
-    #[cfg(feature = "apiextensions-v1")]
-    super::check::<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionList,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionList",
@@ -3263,15 +3396,6 @@ fn estimates_match_size_of() {
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionSpec",
         400usize,
         400usize,
-        &mut wrong,
-    );
-    #[cfg(feature = "apiextensions-v1")]
-    super::check::<
-        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus,
-    >(
-        "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus",
-        208usize,
-        208usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3463,6 +3587,7 @@ fn estimates_match_size_of() {
     super::check::<
         crate::apimachinery::pkg::apis::meta::v1::FieldsV1,
     >("apimachinery::pkg::apis::meta::v1::FieldsV1", 24usize, 24usize, &mut wrong);
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     super::check::<
         crate::apimachinery::pkg::apis::meta::v1::GroupResource,
     >("apimachinery::pkg::apis::meta::v1::GroupResource", 48usize, 48usize, &mut wrong);

@@ -448,6 +448,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
         subresources: &[],
         short_names: &[],
     },
+    #[cfg(not(feature = "v1_33"))]
     ResourceInfo {
         group: "admissionregistration.k8s.io",
         version: "v1beta1",
@@ -468,12 +469,55 @@ pub static RESOURCES: &[ResourceInfo] = &[
         subresources: &[],
         short_names: &[],
     },
+    #[cfg(not(feature = "v1_33"))]
     ResourceInfo {
         group: "admissionregistration.k8s.io",
         version: "v1beta1",
         kind: "MutatingAdmissionPolicyBinding",
         plural: "mutatingadmissionpolicybindings",
         singular: "mutatingadmissionpolicybinding",
+        namespaced: false,
+        verbs: &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ],
+        subresources: &[],
+        short_names: &[],
+    },
+    #[cfg(feature = "v1_33")]
+    ResourceInfo {
+        group: "admissionregistration.k8s.io",
+        version: "v1beta1",
+        kind: "ValidatingAdmissionPolicy",
+        plural: "validatingadmissionpolicies",
+        singular: "validatingadmissionpolicy",
+        namespaced: false,
+        verbs: &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ],
+        subresources: &["status"],
+        short_names: &[],
+    },
+    #[cfg(feature = "v1_33")]
+    ResourceInfo {
+        group: "admissionregistration.k8s.io",
+        version: "v1beta1",
+        kind: "ValidatingAdmissionPolicyBinding",
+        plural: "validatingadmissionpolicybindings",
+        singular: "validatingadmissionpolicybinding",
         namespaced: false,
         verbs: &[
             "create",
@@ -814,6 +858,27 @@ pub static RESOURCES: &[ResourceInfo] = &[
         subresources: &[],
         short_names: &[],
     },
+    #[cfg(feature = "v1_34")]
+    ResourceInfo {
+        group: "certificates.k8s.io",
+        version: "v1alpha1",
+        kind: "PodCertificateRequest",
+        plural: "podcertificaterequests",
+        singular: "podcertificaterequest",
+        namespaced: true,
+        verbs: &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ],
+        subresources: &["status"],
+        short_names: &[],
+    },
     ResourceInfo {
         group: "certificates.k8s.io",
         version: "v1beta1",
@@ -834,6 +899,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
         subresources: &[],
         short_names: &[],
     },
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     ResourceInfo {
         group: "certificates.k8s.io",
         version: "v1beta1",
@@ -1274,6 +1340,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
         subresources: &[],
         short_names: &[],
     },
+    #[cfg(not(feature = "v1_33"))]
     ResourceInfo {
         group: "resource.k8s.io",
         version: "v1",
@@ -1294,6 +1361,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
         subresources: &[],
         short_names: &[],
     },
+    #[cfg(not(feature = "v1_33"))]
     ResourceInfo {
         group: "resource.k8s.io",
         version: "v1",
@@ -1314,6 +1382,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
         subresources: &["status"],
         short_names: &[],
     },
+    #[cfg(not(feature = "v1_33"))]
     ResourceInfo {
         group: "resource.k8s.io",
         version: "v1",
@@ -1334,12 +1403,34 @@ pub static RESOURCES: &[ResourceInfo] = &[
         subresources: &[],
         short_names: &[],
     },
+    #[cfg(not(feature = "v1_33"))]
     ResourceInfo {
         group: "resource.k8s.io",
         version: "v1",
         kind: "ResourceSlice",
         plural: "resourceslices",
         singular: "resourceslice",
+        namespaced: false,
+        verbs: &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ],
+        subresources: &[],
+        short_names: &[],
+    },
+    #[cfg(feature = "v1_33")]
+    ResourceInfo {
+        group: "resource.k8s.io",
+        version: "v1alpha3",
+        kind: "DeviceClass",
+        plural: "deviceclasses",
+        singular: "deviceclass",
         namespaced: false,
         verbs: &[
             "create",
@@ -1371,7 +1462,70 @@ pub static RESOURCES: &[ResourceInfo] = &[
             "update",
             "watch",
         ],
+        subresources: &[#[cfg(not(any(feature = "v1_33", feature = "v1_34")))] "status"],
+        short_names: &[],
+    },
+    #[cfg(feature = "v1_33")]
+    ResourceInfo {
+        group: "resource.k8s.io",
+        version: "v1alpha3",
+        kind: "ResourceClaim",
+        plural: "resourceclaims",
+        singular: "resourceclaim",
+        namespaced: true,
+        verbs: &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ],
         subresources: &["status"],
+        short_names: &[],
+    },
+    #[cfg(feature = "v1_33")]
+    ResourceInfo {
+        group: "resource.k8s.io",
+        version: "v1alpha3",
+        kind: "ResourceClaimTemplate",
+        plural: "resourceclaimtemplates",
+        singular: "resourceclaimtemplate",
+        namespaced: true,
+        verbs: &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ],
+        subresources: &[],
+        short_names: &[],
+    },
+    #[cfg(feature = "v1_33")]
+    ResourceInfo {
+        group: "resource.k8s.io",
+        version: "v1alpha3",
+        kind: "ResourceSlice",
+        plural: "resourceslices",
+        singular: "resourceslice",
+        namespaced: false,
+        verbs: &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ],
+        subresources: &[],
         short_names: &[],
     },
     ResourceInfo {
@@ -1554,6 +1708,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
         subresources: &[],
         short_names: &["pc"],
     },
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     ResourceInfo {
         group: "scheduling.k8s.io",
         version: "v1alpha1",
@@ -1674,9 +1829,31 @@ pub static RESOURCES: &[ResourceInfo] = &[
         subresources: &["status"],
         short_names: &[],
     },
+    #[cfg(not(feature = "v1_33"))]
     ResourceInfo {
         group: "storage.k8s.io",
         version: "v1",
+        kind: "VolumeAttributesClass",
+        plural: "volumeattributesclasses",
+        singular: "volumeattributesclass",
+        namespaced: false,
+        verbs: &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ],
+        subresources: &[],
+        short_names: &[],
+    },
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    ResourceInfo {
+        group: "storage.k8s.io",
+        version: "v1alpha1",
         kind: "VolumeAttributesClass",
         plural: "volumeattributesclasses",
         singular: "volumeattributesclass",
@@ -1714,6 +1891,28 @@ pub static RESOURCES: &[ResourceInfo] = &[
         subresources: &[],
         short_names: &[],
     },
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    ResourceInfo {
+        group: "storagemigration.k8s.io",
+        version: "v1alpha1",
+        kind: "StorageVersionMigration",
+        plural: "storageversionmigrations",
+        singular: "storageversionmigration",
+        namespaced: false,
+        verbs: &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ],
+        subresources: &["status"],
+        short_names: &[],
+    },
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     ResourceInfo {
         group: "storagemigration.k8s.io",
         version: "v1beta1",
@@ -1962,6 +2161,15 @@ pub static SUBRESOURCES: &[SubresourceInfo] = &[
         verbs: &["get", "patch", "update"],
         kind: None,
     },
+    #[cfg(feature = "v1_33")]
+    SubresourceInfo {
+        group: "admissionregistration.k8s.io",
+        version: "v1beta1",
+        resource: "validatingadmissionpolicies",
+        name: "status",
+        verbs: &["get", "patch", "update"],
+        kind: None,
+    },
     SubresourceInfo {
         group: "apiextensions.k8s.io",
         version: "v1",
@@ -2094,6 +2302,16 @@ pub static SUBRESOURCES: &[SubresourceInfo] = &[
         verbs: &["get", "patch", "update"],
         kind: None,
     },
+    #[cfg(feature = "v1_34")]
+    SubresourceInfo {
+        group: "certificates.k8s.io",
+        version: "v1alpha1",
+        resource: "podcertificaterequests",
+        name: "status",
+        verbs: &["get", "patch", "update"],
+        kind: None,
+    },
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     SubresourceInfo {
         group: "certificates.k8s.io",
         version: "v1beta1",
@@ -2158,6 +2376,7 @@ pub static SUBRESOURCES: &[SubresourceInfo] = &[
         verbs: &["get", "patch", "update"],
         kind: None,
     },
+    #[cfg(not(feature = "v1_33"))]
     SubresourceInfo {
         group: "resource.k8s.io",
         version: "v1",
@@ -2166,10 +2385,20 @@ pub static SUBRESOURCES: &[SubresourceInfo] = &[
         verbs: &["get", "patch", "update"],
         kind: None,
     },
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     SubresourceInfo {
         group: "resource.k8s.io",
         version: "v1alpha3",
         resource: "devicetaintrules",
+        name: "status",
+        verbs: &["get", "patch", "update"],
+        kind: None,
+    },
+    #[cfg(feature = "v1_33")]
+    SubresourceInfo {
+        group: "resource.k8s.io",
+        version: "v1alpha3",
+        resource: "resourceclaims",
         name: "status",
         verbs: &["get", "patch", "update"],
         kind: None,
@@ -2198,6 +2427,16 @@ pub static SUBRESOURCES: &[SubresourceInfo] = &[
         verbs: &["get", "patch", "update"],
         kind: None,
     },
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    SubresourceInfo {
+        group: "storagemigration.k8s.io",
+        version: "v1alpha1",
+        resource: "storageversionmigrations",
+        name: "status",
+        verbs: &["get", "patch", "update"],
+        kind: None,
+    },
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     SubresourceInfo {
         group: "storagemigration.k8s.io",
         version: "v1beta1",

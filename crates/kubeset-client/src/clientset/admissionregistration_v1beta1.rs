@@ -15,6 +15,7 @@ impl AdmissionregistrationV1beta1 {
     /// `MutatingAdmissionPolicy` (`/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies`, cluster-scoped).
     ///
     /// MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.
+    #[cfg(not(feature = "v1_33"))]
     pub fn mutating_admission_policies(
         &self,
     ) -> crate::Api<
@@ -25,10 +26,33 @@ impl AdmissionregistrationV1beta1 {
     /// `MutatingAdmissionPolicyBinding` (`/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings`, cluster-scoped).
     ///
     /// MutatingAdmissionPolicyBinding binds the MutatingAdmissionPolicy with parametrized resources.
+    #[cfg(not(feature = "v1_33"))]
     pub fn mutating_admission_policy_bindings(
         &self,
     ) -> crate::Api<
         kubeset_api::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+    > {
+        crate::Api::cluster(self.client.clone())
+    }
+    /// `ValidatingAdmissionPolicy` (`/apis/admissionregistration.k8s.io/v1beta1/validatingadmissionpolicies`, cluster-scoped).
+    ///
+    /// ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.
+    #[cfg(feature = "v1_33")]
+    pub fn validating_admission_policies(
+        &self,
+    ) -> crate::Api<
+        kubeset_api::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+    > {
+        crate::Api::cluster(self.client.clone())
+    }
+    /// `ValidatingAdmissionPolicyBinding` (`/apis/admissionregistration.k8s.io/v1beta1/validatingadmissionpolicybindings`, cluster-scoped).
+    ///
+    /// ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized resources.
+    #[cfg(feature = "v1_33")]
+    pub fn validating_admission_policy_bindings(
+        &self,
+    ) -> crate::Api<
+        kubeset_api::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
     > {
         crate::Api::cluster(self.client.clone())
     }

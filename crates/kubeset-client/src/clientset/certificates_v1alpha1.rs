@@ -20,4 +20,21 @@ impl CertificatesV1alpha1 {
     ) -> crate::Api<kubeset_api::api::certificates::v1alpha1::ClusterTrustBundle> {
         crate::Api::cluster(self.client.clone())
     }
+    /// `PodCertificateRequest` in `namespace` (`/apis/certificates.k8s.io/v1alpha1/namespaces/{namespace}/podcertificaterequests`).
+    ///
+    /// PodCertificateRequest encodes a pod requesting a certificate from a given signer.
+    #[cfg(feature = "v1_34")]
+    pub fn pod_certificate_requests(
+        &self,
+        namespace: &str,
+    ) -> crate::Api<kubeset_api::api::certificates::v1alpha1::PodCertificateRequest> {
+        crate::Api::namespaced(self.client.clone(), namespace)
+    }
+    /// `PodCertificateRequest` in every namespace (`/apis/certificates.k8s.io/v1alpha1/podcertificaterequests`): for list and watch.
+    #[cfg(feature = "v1_34")]
+    pub fn pod_certificate_requests_all(
+        &self,
+    ) -> crate::Api<kubeset_api::api::certificates::v1alpha1::PodCertificateRequest> {
+        crate::Api::all(self.client.clone())
+    }
 }

@@ -23,6 +23,7 @@ impl CertificatesV1beta1 {
     /// `PodCertificateRequest` in `namespace` (`/apis/certificates.k8s.io/v1beta1/namespaces/{namespace}/podcertificaterequests`).
     ///
     /// PodCertificateRequest encodes a pod requesting a certificate from a given signer.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub fn pod_certificate_requests(
         &self,
         namespace: &str,
@@ -30,6 +31,7 @@ impl CertificatesV1beta1 {
         crate::Api::namespaced(self.client.clone(), namespace)
     }
     /// `PodCertificateRequest` in every namespace (`/apis/certificates.k8s.io/v1beta1/podcertificaterequests`): for list and watch.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub fn pod_certificate_requests_all(
         &self,
     ) -> crate::Api<kubeset_api::api::certificates::v1beta1::PodCertificateRequest> {

@@ -128,6 +128,7 @@ pub mod policy_v1;
 pub mod rbac_v1;
 /// `resource.k8s.io/v1` (cargo feature `resource-v1`).
 #[cfg(feature = "resource-v1")]
+#[cfg(not(feature = "v1_33"))]
 pub mod resource_v1;
 /// `resource.k8s.io/v1alpha3` (cargo feature `resource-v1alpha3`).
 #[cfg(feature = "resource-v1alpha3")]
@@ -143,15 +144,25 @@ pub mod resource_v1beta2;
 pub mod scheduling_v1;
 /// `scheduling.k8s.io/v1alpha1` (cargo feature `scheduling-v1alpha1`).
 #[cfg(feature = "scheduling-v1alpha1")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub mod scheduling_v1alpha1;
 /// `storage.k8s.io/v1` (cargo feature `storage-v1`).
 #[cfg(feature = "storage-v1")]
 pub mod storage_v1;
+/// `storage.k8s.io/v1alpha1` (cargo feature `storage-v1alpha1`).
+#[cfg(feature = "storage-v1alpha1")]
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+pub mod storage_v1alpha1;
 /// `storage.k8s.io/v1beta1` (cargo feature `storage-v1beta1`).
 #[cfg(feature = "storage-v1beta1")]
 pub mod storage_v1beta1;
+/// `storagemigration.k8s.io/v1alpha1` (cargo feature `storagemigration-v1alpha1`).
+#[cfg(feature = "storagemigration-v1alpha1")]
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+pub mod storagemigration_v1alpha1;
 /// `storagemigration.k8s.io/v1beta1` (cargo feature `storagemigration-v1beta1`).
 #[cfg(feature = "storagemigration-v1beta1")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub mod storagemigration_v1beta1;
 /// Typed access to every built-in resource, client-go style:
 /// `clientset.core_v1().pods("ns").get("web-0")`.
@@ -317,6 +328,7 @@ impl Clientset {
     }
     /// The resources of `resource.k8s.io/v1`.
     #[cfg(feature = "resource-v1")]
+    #[cfg(not(feature = "v1_33"))]
     pub fn resource_v1(&self) -> resource_v1::ResourceV1 {
         resource_v1::ResourceV1::new(self.client.clone())
     }
@@ -342,6 +354,7 @@ impl Clientset {
     }
     /// The resources of `scheduling.k8s.io/v1alpha1`.
     #[cfg(feature = "scheduling-v1alpha1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub fn scheduling_v1alpha1(&self) -> scheduling_v1alpha1::SchedulingV1alpha1 {
         scheduling_v1alpha1::SchedulingV1alpha1::new(self.client.clone())
     }
@@ -350,13 +363,28 @@ impl Clientset {
     pub fn storage_v1(&self) -> storage_v1::StorageV1 {
         storage_v1::StorageV1::new(self.client.clone())
     }
+    /// The resources of `storage.k8s.io/v1alpha1`.
+    #[cfg(feature = "storage-v1alpha1")]
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    pub fn storage_v1alpha1(&self) -> storage_v1alpha1::StorageV1alpha1 {
+        storage_v1alpha1::StorageV1alpha1::new(self.client.clone())
+    }
     /// The resources of `storage.k8s.io/v1beta1`.
     #[cfg(feature = "storage-v1beta1")]
     pub fn storage_v1beta1(&self) -> storage_v1beta1::StorageV1beta1 {
         storage_v1beta1::StorageV1beta1::new(self.client.clone())
     }
+    /// The resources of `storagemigration.k8s.io/v1alpha1`.
+    #[cfg(feature = "storagemigration-v1alpha1")]
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    pub fn storagemigration_v1alpha1(
+        &self,
+    ) -> storagemigration_v1alpha1::StoragemigrationV1alpha1 {
+        storagemigration_v1alpha1::StoragemigrationV1alpha1::new(self.client.clone())
+    }
     /// The resources of `storagemigration.k8s.io/v1beta1`.
     #[cfg(feature = "storagemigration-v1beta1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub fn storagemigration_v1beta1(
         &self,
     ) -> storagemigration_v1beta1::StoragemigrationV1beta1 {

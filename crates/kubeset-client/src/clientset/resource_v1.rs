@@ -15,6 +15,7 @@ impl ResourceV1 {
     /// `DeviceClass` (`/apis/resource.k8s.io/v1/deviceclasses`, cluster-scoped).
     ///
     /// DeviceClass is a vendor- or admin-provided resource that contains device configuration and selectors.
+    #[cfg(not(feature = "v1_33"))]
     pub fn device_classes(
         &self,
     ) -> crate::Api<kubeset_api::api::resource::v1::DeviceClass> {
@@ -23,6 +24,7 @@ impl ResourceV1 {
     /// `ResourceClaim` in `namespace` (`/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims`).
     ///
     /// ResourceClaim describes a request for access to resources in the cluster, for use by workloads.
+    #[cfg(not(feature = "v1_33"))]
     pub fn resource_claims(
         &self,
         namespace: &str,
@@ -30,6 +32,7 @@ impl ResourceV1 {
         crate::Api::namespaced(self.client.clone(), namespace)
     }
     /// `ResourceClaim` in every namespace (`/apis/resource.k8s.io/v1/resourceclaims`): for list and watch.
+    #[cfg(not(feature = "v1_33"))]
     pub fn resource_claims_all(
         &self,
     ) -> crate::Api<kubeset_api::api::resource::v1::ResourceClaim> {
@@ -38,6 +41,7 @@ impl ResourceV1 {
     /// `ResourceClaimTemplate` in `namespace` (`/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaimtemplates`).
     ///
     /// ResourceClaimTemplate is used to produce ResourceClaim objects.
+    #[cfg(not(feature = "v1_33"))]
     pub fn resource_claim_templates(
         &self,
         namespace: &str,
@@ -45,6 +49,7 @@ impl ResourceV1 {
         crate::Api::namespaced(self.client.clone(), namespace)
     }
     /// `ResourceClaimTemplate` in every namespace (`/apis/resource.k8s.io/v1/resourceclaimtemplates`): for list and watch.
+    #[cfg(not(feature = "v1_33"))]
     pub fn resource_claim_templates_all(
         &self,
     ) -> crate::Api<kubeset_api::api::resource::v1::ResourceClaimTemplate> {
@@ -53,6 +58,7 @@ impl ResourceV1 {
     /// `ResourceSlice` (`/apis/resource.k8s.io/v1/resourceslices`, cluster-scoped).
     ///
     /// ResourceSlice represents one or more resources in a pool of similar resources, managed by a common driver.
+    #[cfg(not(feature = "v1_33"))]
     pub fn resource_slices(
         &self,
     ) -> crate::Api<kubeset_api::api::resource::v1::ResourceSlice> {

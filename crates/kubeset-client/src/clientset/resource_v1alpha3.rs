@@ -12,12 +12,64 @@ impl ResourceV1alpha3 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
+    /// `DeviceClass` (`/apis/resource.k8s.io/v1alpha3/deviceclasses`, cluster-scoped).
+    ///
+    /// DeviceClass is a vendor- or admin-provided resource that contains device configuration and selectors.
+    #[cfg(feature = "v1_33")]
+    pub fn device_classes(
+        &self,
+    ) -> crate::Api<kubeset_api::api::resource::v1alpha3::DeviceClass> {
+        crate::Api::cluster(self.client.clone())
+    }
     /// `DeviceTaintRule` (`/apis/resource.k8s.io/v1alpha3/devicetaintrules`, cluster-scoped).
     ///
     /// DeviceTaintRule adds one taint to all devices which match the selector.
     pub fn device_taint_rules(
         &self,
     ) -> crate::Api<kubeset_api::api::resource::v1alpha3::DeviceTaintRule> {
+        crate::Api::cluster(self.client.clone())
+    }
+    /// `ResourceClaim` in `namespace` (`/apis/resource.k8s.io/v1alpha3/namespaces/{namespace}/resourceclaims`).
+    ///
+    /// ResourceClaim describes a request for access to resources in the cluster, for use by workloads.
+    #[cfg(feature = "v1_33")]
+    pub fn resource_claims(
+        &self,
+        namespace: &str,
+    ) -> crate::Api<kubeset_api::api::resource::v1alpha3::ResourceClaim> {
+        crate::Api::namespaced(self.client.clone(), namespace)
+    }
+    /// `ResourceClaim` in every namespace (`/apis/resource.k8s.io/v1alpha3/resourceclaims`): for list and watch.
+    #[cfg(feature = "v1_33")]
+    pub fn resource_claims_all(
+        &self,
+    ) -> crate::Api<kubeset_api::api::resource::v1alpha3::ResourceClaim> {
+        crate::Api::all(self.client.clone())
+    }
+    /// `ResourceClaimTemplate` in `namespace` (`/apis/resource.k8s.io/v1alpha3/namespaces/{namespace}/resourceclaimtemplates`).
+    ///
+    /// ResourceClaimTemplate is used to produce ResourceClaim objects.
+    #[cfg(feature = "v1_33")]
+    pub fn resource_claim_templates(
+        &self,
+        namespace: &str,
+    ) -> crate::Api<kubeset_api::api::resource::v1alpha3::ResourceClaimTemplate> {
+        crate::Api::namespaced(self.client.clone(), namespace)
+    }
+    /// `ResourceClaimTemplate` in every namespace (`/apis/resource.k8s.io/v1alpha3/resourceclaimtemplates`): for list and watch.
+    #[cfg(feature = "v1_33")]
+    pub fn resource_claim_templates_all(
+        &self,
+    ) -> crate::Api<kubeset_api::api::resource::v1alpha3::ResourceClaimTemplate> {
+        crate::Api::all(self.client.clone())
+    }
+    /// `ResourceSlice` (`/apis/resource.k8s.io/v1alpha3/resourceslices`, cluster-scoped).
+    ///
+    /// ResourceSlice represents one or more resources in a pool of similar resources, managed by a common driver.
+    #[cfg(feature = "v1_33")]
+    pub fn resource_slices(
+        &self,
+    ) -> crate::Api<kubeset_api::api::resource::v1alpha3::ResourceSlice> {
         crate::Api::cluster(self.client.clone())
     }
 }

@@ -15,6 +15,7 @@ impl SchedulingV1alpha1 {
     /// `Workload` in `namespace` (`/apis/scheduling.k8s.io/v1alpha1/namespaces/{namespace}/workloads`).
     ///
     /// Workload allows for expressing scheduling constraints that should be used when managing lifecycle of workloads from scheduling perspective, including scheduling, preemption, eviction and other phases.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub fn workloads(
         &self,
         namespace: &str,
@@ -22,6 +23,7 @@ impl SchedulingV1alpha1 {
         crate::Api::namespaced(self.client.clone(), namespace)
     }
     /// `Workload` in every namespace (`/apis/scheduling.k8s.io/v1alpha1/workloads`): for list and watch.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub fn workloads_all(
         &self,
     ) -> crate::Api<kubeset_api::api::scheduling::v1alpha1::Workload> {

@@ -58,6 +58,7 @@ impl StorageV1 {
     /// `VolumeAttributesClass` (`/apis/storage.k8s.io/v1/volumeattributesclasses`, cluster-scoped).
     ///
     /// VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver.
+    #[cfg(not(feature = "v1_33"))]
     pub fn volume_attributes_classes(
         &self,
     ) -> crate::Api<kubeset_api::api::storage::v1::VolumeAttributesClass> {

@@ -15,6 +15,7 @@ impl StoragemigrationV1beta1 {
     /// `StorageVersionMigration` (`/apis/storagemigration.k8s.io/v1beta1/storageversionmigrations`, cluster-scoped).
     ///
     /// StorageVersionMigration represents a migration of stored data to the latest storage version.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub fn storage_version_migrations(
         &self,
     ) -> crate::Api<

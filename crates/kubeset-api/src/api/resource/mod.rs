@@ -4,6 +4,7 @@
 //! `api::resource`.
 /// `api::resource::v1`.
 #[cfg(feature = "resource-v1")]
+#[cfg(not(feature = "v1_33"))]
 pub mod v1;
 /// `api::resource::v1alpha3`.
 #[cfg(feature = "resource-v1alpha3")]

@@ -7,4 +7,5 @@
 pub mod v1;
 /// `api::scheduling::v1alpha1`.
 #[cfg(feature = "scheduling-v1alpha1")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub mod v1alpha1;

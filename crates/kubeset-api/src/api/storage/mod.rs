@@ -5,6 +5,10 @@
 /// `api::storage::v1`.
 #[cfg(feature = "storage-v1")]
 pub mod v1;
+/// `api::storage::v1alpha1`.
+#[cfg(feature = "storage-v1alpha1")]
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+pub mod v1alpha1;
 /// `api::storage::v1beta1`.
 #[cfg(feature = "storage-v1beta1")]
 pub mod v1beta1;

@@ -2,6 +2,11 @@
 // Source: kubernetes/v1.35.
 
 //! `api::storagemigration`.
+/// `api::storagemigration::v1alpha1`.
+#[cfg(feature = "storagemigration-v1alpha1")]
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+pub mod v1alpha1;
 /// `api::storagemigration::v1beta1`.
 #[cfg(feature = "storagemigration-v1beta1")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub mod v1beta1;

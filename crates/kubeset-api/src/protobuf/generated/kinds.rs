@@ -54,18 +54,22 @@ pub(crate) static KINDS: &[Kind] = &[
         crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyList,
     >("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicyList"),
     #[cfg(feature = "admissionregistration-v1beta1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
     >("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy"),
     #[cfg(feature = "admissionregistration-v1beta1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
     >("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicyBinding"),
     #[cfg(feature = "admissionregistration-v1beta1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingList,
     >("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicyBindingList"),
     #[cfg(feature = "admissionregistration-v1beta1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyList,
     >("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicyList"),
@@ -188,10 +192,12 @@ pub(crate) static KINDS: &[Kind] = &[
         crate::api::certificates::v1beta1::ClusterTrustBundleList,
     >("certificates.k8s.io/v1beta1", "ClusterTrustBundleList"),
     #[cfg(feature = "certificates-v1beta1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     Kind::of::<
         crate::api::certificates::v1beta1::PodCertificateRequest,
     >("certificates.k8s.io/v1beta1", "PodCertificateRequest"),
     #[cfg(feature = "certificates-v1beta1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     Kind::of::<
         crate::api::certificates::v1beta1::PodCertificateRequestList,
     >("certificates.k8s.io/v1beta1", "PodCertificateRequestList"),
@@ -354,34 +360,42 @@ pub(crate) static KINDS: &[Kind] = &[
         crate::api::rbac::v1::RoleList,
     >("rbac.authorization.k8s.io/v1", "RoleList"),
     #[cfg(feature = "resource-v1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::resource::v1::DeviceClass,
     >("resource.k8s.io/v1", "DeviceClass"),
     #[cfg(feature = "resource-v1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::resource::v1::DeviceClassList,
     >("resource.k8s.io/v1", "DeviceClassList"),
     #[cfg(feature = "resource-v1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::resource::v1::ResourceClaim,
     >("resource.k8s.io/v1", "ResourceClaim"),
     #[cfg(feature = "resource-v1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::resource::v1::ResourceClaimList,
     >("resource.k8s.io/v1", "ResourceClaimList"),
     #[cfg(feature = "resource-v1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::resource::v1::ResourceClaimTemplate,
     >("resource.k8s.io/v1", "ResourceClaimTemplate"),
     #[cfg(feature = "resource-v1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::resource::v1::ResourceClaimTemplateList,
     >("resource.k8s.io/v1", "ResourceClaimTemplateList"),
     #[cfg(feature = "resource-v1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::resource::v1::ResourceSlice,
     >("resource.k8s.io/v1", "ResourceSlice"),
     #[cfg(feature = "resource-v1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::resource::v1::ResourceSliceList,
     >("resource.k8s.io/v1", "ResourceSliceList"),
@@ -466,10 +480,12 @@ pub(crate) static KINDS: &[Kind] = &[
         crate::api::scheduling::v1::PriorityClassList,
     >("scheduling.k8s.io/v1", "PriorityClassList"),
     #[cfg(feature = "scheduling-v1alpha1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     Kind::of::<
         crate::api::scheduling::v1alpha1::Workload,
     >("scheduling.k8s.io/v1alpha1", "Workload"),
     #[cfg(feature = "scheduling-v1alpha1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     Kind::of::<
         crate::api::scheduling::v1alpha1::WorkloadList,
     >("scheduling.k8s.io/v1alpha1", "WorkloadList"),
@@ -508,10 +524,12 @@ pub(crate) static KINDS: &[Kind] = &[
         crate::api::storage::v1::VolumeAttachmentList,
     >("storage.k8s.io/v1", "VolumeAttachmentList"),
     #[cfg(feature = "storage-v1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::storage::v1::VolumeAttributesClass,
     >("storage.k8s.io/v1", "VolumeAttributesClass"),
     #[cfg(feature = "storage-v1")]
+    #[cfg(not(feature = "v1_33"))]
     Kind::of::<
         crate::api::storage::v1::VolumeAttributesClassList,
     >("storage.k8s.io/v1", "VolumeAttributesClassList"),
@@ -524,10 +542,12 @@ pub(crate) static KINDS: &[Kind] = &[
         crate::api::storage::v1beta1::VolumeAttributesClassList,
     >("storage.k8s.io/v1beta1", "VolumeAttributesClassList"),
     #[cfg(feature = "storagemigration-v1beta1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     Kind::of::<
         crate::api::storagemigration::v1beta1::StorageVersionMigration,
     >("storagemigration.k8s.io/v1beta1", "StorageVersionMigration"),
     #[cfg(feature = "storagemigration-v1beta1")]
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     Kind::of::<
         crate::api::storagemigration::v1beta1::StorageVersionMigrationList,
     >("storagemigration.k8s.io/v1beta1", "StorageVersionMigrationList"),

@@ -6,9 +6,19 @@
 use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
 /// The module's definitions, sorted by name.
 pub(super) const DEFINITIONS: &[Definition] = &[
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::admissionregistration::v1beta1::ApplyConfiguration as JsonSchema>::DEFINITION,
     ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::AuditAnnotation as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::ExpressionWarning as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::admissionregistration::v1beta1::JSONPatch as JsonSchema>::DEFINITION,
     ),
@@ -18,24 +28,31 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::admissionregistration::v1beta1::MatchResources as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicy as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingList as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyList as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::admissionregistration::v1beta1::Mutation as JsonSchema>::DEFINITION,
     ),
@@ -48,10 +65,47 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::admissionregistration::v1beta1::ParamRef as JsonSchema>::DEFINITION,
     ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::TypeChecking as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingList as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingSpec as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyList as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicySpec as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyStatus as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::Validation as JsonSchema>::DEFINITION,
+    ),
     crate::schema::openapi::expect(
         <crate::api::admissionregistration::v1beta1::Variable as JsonSchema>::DEFINITION,
     ),
 ];
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::admissionregistration::v1beta1::ApplyConfiguration {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.admissionregistration.v1beta1.ApplyConfiguration",
@@ -78,6 +132,81 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::ApplyConfigurati
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::admissionregistration::v1beta1::AuditAnnotation {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.AuditAnnotation",
+        model: &Model {
+            description: Some(
+                "AuditAnnotation describes how to produce an audit annotation for an API request.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "key",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "key specifies the audit annotation key. The audit annotation keys of a ValidatingAdmissionPolicy must be unique. The key must be a qualified name ([A-Za-z0-9][-A-Za-z0-9_.]*) no more than 63 bytes in length.\n\nThe key is combined with the resource name of the ValidatingAdmissionPolicy to construct an audit annotation key: \"{ValidatingAdmissionPolicy name}/{key}\".\n\nIf an admission webhook uses the same resource name as this ValidatingAdmissionPolicy and the same audit annotation key, the annotation key will be identical. In this case, the first annotation written with the key will be included in the audit event and all subsequent annotations with the same key will be discarded.\n\nRequired.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "valueExpression",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "valueExpression represents the expression which is evaluated by CEL to produce an audit annotation value. The expression must evaluate to either a string or null value. If the expression evaluates to a string, the audit annotation is included with the string value. If the expression evaluates to null or empty string the audit annotation will be omitted. The valueExpression may be no longer than 5kb in length. If the result of the valueExpression is more than 10kb in length, it will be truncated to 10kb.\n\nIf multiple ValidatingAdmissionPolicyBinding resources match an API request, then the valueExpression will be evaluated for each binding. All unique values produced by the valueExpressions will be joined together in a comma-separated list.\n\nRequired.",
+                    ),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::admissionregistration::v1beta1::AuditAnnotation as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::admissionregistration::v1beta1::ExpressionWarning {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.ExpressionWarning",
+        model: &Model {
+            description: Some(
+                "ExpressionWarning is a warning information that targets a specific expression.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "fieldRef",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "The path to the field that refers the expression. For example, the reference to the expression of the first item of validations is \"spec.validations[0].expression\"",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "warning",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "The content of type checking information in a human-readable form. Each line of the warning contains the type that the expression is checked against, followed by the type check error from the compiler.",
+                    ),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::admissionregistration::v1beta1::ExpressionWarning as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::admissionregistration::v1beta1::JSONPatch {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.admissionregistration.v1beta1.JSONPatch",
@@ -210,6 +339,7 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::MatchResources {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicy {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicy",
@@ -264,6 +394,7 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::MutatingAdmissio
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema
 for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
@@ -319,6 +450,7 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema
 for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingList {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
@@ -375,6 +507,7 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingLi
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema
 for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
@@ -422,6 +555,7 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSp
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema
 for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyList {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
@@ -478,6 +612,7 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyList {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema
 for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
@@ -573,6 +708,7 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::admissionregistration::v1beta1::Mutation {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.admissionregistration.v1beta1.Mutation",
@@ -770,6 +906,533 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::ParamRef {
             ],
         },
         schema: <crate::api::admissionregistration::v1beta1::ParamRef as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::admissionregistration::v1beta1::TypeChecking {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.TypeChecking",
+        model: &Model {
+            description: Some(
+                "TypeChecking contains results of type checking the expressions in the ValidatingAdmissionPolicy",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "expressionWarnings",
+                    schema: <Vec<
+                        crate::api::admissionregistration::v1beta1::ExpressionWarning,
+                    > as JsonSchema>::json_schema,
+                    description: Some("The type checking warnings for each expression."),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1beta1::ExpressionWarning as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::admissionregistration::v1beta1::TypeChecking as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema
+for crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicy",
+        model: &Model {
+            description: Some(
+                "ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
+                    description: Some(
+                        "Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.",
+                    ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicySpec as JsonSchema>::json_schema,
+                    description: Some(
+                        "Specification of the desired behavior of the ValidatingAdmissionPolicy.",
+                    ),
+                    reference: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicySpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "status",
+                    schema: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyStatus as JsonSchema>::json_schema,
+                    description: Some(
+                        "The status of the ValidatingAdmissionPolicy, including warnings that are useful to determine if the policy behaves in the expected way. Populated by the system. Read-only.",
+                    ),
+                    reference: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema
+for crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBinding",
+        model: &Model {
+            description: Some(
+                "ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized resources. ValidatingAdmissionPolicyBinding and parameter CRDs together define how cluster administrators configure policies for clusters.\n\nFor a given admission request, each binding will cause its policy to be evaluated N times, where N is 1 for policies/bindings that don't use params, otherwise N is the number of parameters selected by the binding.\n\nThe CEL expressions of a policy must have a computed CEL cost below the maximum CEL budget. Each evaluation of the policy is given an independent CEL cost budget. Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
+                    description: Some(
+                        "Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.",
+                    ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingSpec as JsonSchema>::json_schema,
+                    description: Some(
+                        "Specification of the desired behavior of the ValidatingAdmissionPolicyBinding.",
+                    ),
+                    reference: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema
+for crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingList {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingList",
+        model: &Model {
+            description: Some(
+                "ValidatingAdmissionPolicyBindingList is a list of ValidatingAdmissionPolicyBinding.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "items",
+                    schema: <Vec<
+                        crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                    > as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some("List of PolicyBinding."),
+                    reference: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
+                    description: Some(
+                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema
+for crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingSpec {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingSpec",
+        model: &Model {
+            description: Some(
+                "ValidatingAdmissionPolicyBindingSpec is the specification of the ValidatingAdmissionPolicyBinding.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "matchResources",
+                    schema: <crate::api::admissionregistration::v1beta1::MatchResources as JsonSchema>::json_schema,
+                    description: Some(
+                        "MatchResources declares what resources match this binding and will be validated by it. Note that this is intersected with the policy's matchConstraints, so only requests that are matched by the policy can be selected by this. If this is unset, all resources matched by the policy are validated by this binding When resourceRules is unset, it does not constrain resource matching. If a resource is matched by the other fields of this object, it will be validated. Note that this is differs from ValidatingAdmissionPolicy matchConstraints, where resourceRules are required.",
+                    ),
+                    reference: <crate::api::admissionregistration::v1beta1::MatchResources as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "paramRef",
+                    schema: <crate::api::admissionregistration::v1beta1::ParamRef as JsonSchema>::json_schema,
+                    description: Some(
+                        "paramRef specifies the parameter resource used to configure the admission control policy. It should point to a resource of the type specified in ParamKind of the bound ValidatingAdmissionPolicy. If the policy specifies a ParamKind and the resource referred to by ParamRef does not exist, this binding is considered mis-configured and the FailurePolicy of the ValidatingAdmissionPolicy applied. If the policy does not specify a ParamKind then this field is ignored, and the rules are evaluated without a param.",
+                    ),
+                    reference: <crate::api::admissionregistration::v1beta1::ParamRef as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "policyName",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "PolicyName references a ValidatingAdmissionPolicy name which the ValidatingAdmissionPolicyBinding binds to. If the referenced resource does not exist, this binding is considered invalid and will be ignored Required.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "validationActions",
+                    schema: <Vec<String> as JsonSchema>::json_schema,
+                    description: Some(
+                        "validationActions declares how Validations of the referenced ValidatingAdmissionPolicy are enforced. If a validation evaluates to false it is always enforced according to these actions.\n\nFailures defined by the ValidatingAdmissionPolicy's FailurePolicy are enforced according to these actions only if the FailurePolicy is set to Fail, otherwise the failures are ignored. This includes compilation errors, runtime errors and misconfigurations of the policy.\n\nvalidationActions is declared as a set of action values. Order does not matter. validationActions may not contain duplicates of the same action.\n\nThe supported actions values are:\n\n\"Deny\" specifies that a validation failure results in a denied request.\n\n\"Warn\" specifies that a validation failure is reported to the request client in HTTP Warning headers, with a warning code of 299. Warnings can be sent both for allowed or denied admission responses.\n\n\"Audit\" specifies that a validation failure is included in the published audit event for the request. The audit event will contain a `validation.policy.admission.k8s.io/validation_failure` audit annotation with a value containing the details of the validation failures, formatted as a JSON list of objects, each with the following fields: - message: The validation failure message string - policy: The resource name of the ValidatingAdmissionPolicy - binding: The resource name of the ValidatingAdmissionPolicyBinding - expressionIndex: The index of the failed validations in the ValidatingAdmissionPolicy - validationActions: The enforcement actions enacted for the validation failure Example audit annotation: `\"validation.policy.admission.k8s.io/validation_failure\": \"[{\\\"message\\\": \\\"Invalid value\\\", {\\\"policy\\\": \\\"policy.example.com\\\", {\\\"binding\\\": \\\"policybinding.example.com\\\", {\\\"expressionIndex\\\": \\\"1\\\", {\\\"validationActions\\\": [\\\"Audit\\\"]}]\"`\n\nClients should expect to handle additional values by ignoring any values not recognized.\n\n\"Deny\" and \"Warn\" may not be used together since this combination needlessly duplicates the validation failure both in the API response body and the HTTP warning headers.\n\nRequired.",
+                    ),
+                    list_type: Some("set"),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema
+for crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyList {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyList",
+        model: &Model {
+            description: Some(
+                "ValidatingAdmissionPolicyList is a list of ValidatingAdmissionPolicy.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "items",
+                    schema: <Vec<
+                        crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+                    > as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some("List of ValidatingAdmissionPolicy."),
+                    reference: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
+                    description: Some(
+                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema
+for crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicySpec {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicySpec",
+        model: &Model {
+            description: Some(
+                "ValidatingAdmissionPolicySpec is the specification of the desired behavior of the AdmissionPolicy.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "auditAnnotations",
+                    schema: <Vec<
+                        crate::api::admissionregistration::v1beta1::AuditAnnotation,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "auditAnnotations contains CEL expressions which are used to produce audit annotations for the audit event of the API request. validations and auditAnnotations may not both be empty; a least one of validations or auditAnnotations is required.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1beta1::AuditAnnotation as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "failurePolicy",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "failurePolicy defines how to handle failures for the admission policy. Failures can occur from CEL expression parse errors, type check errors, runtime errors and invalid or mis-configured policy definitions or bindings.\n\nA policy is invalid if spec.paramKind refers to a non-existent Kind. A binding is invalid if spec.paramRef.name refers to a non-existent resource.\n\nfailurePolicy does not define how validations that evaluate to false are handled.\n\nWhen failurePolicy is set to Fail, ValidatingAdmissionPolicyBinding validationActions define how failures are enforced.\n\nAllowed values are Ignore or Fail. Defaults to Fail.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "matchConditions",
+                    schema: <Vec<
+                        crate::api::admissionregistration::v1beta1::MatchCondition,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "MatchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the rules, namespaceSelector, and objectSelector. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.\n\nIf a parameter object is provided, it can be accessed via the `params` handle in the same manner as validation expressions.\n\nThe exact matching logic is (in order):\n  1. If ANY matchCondition evaluates to FALSE, the policy is skipped.\n  2. If ALL matchConditions evaluate to TRUE, the policy is evaluated.\n  3. If any matchCondition evaluates to an error (but none are FALSE):\n     - If failurePolicy=Fail, reject the request\n     - If failurePolicy=Ignore, the policy is skipped",
+                    ),
+                    list_type: Some("map"),
+                    list_map_keys: &["name"],
+                    reference: <crate::api::admissionregistration::v1beta1::MatchCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "matchConstraints",
+                    schema: <crate::api::admissionregistration::v1beta1::MatchResources as JsonSchema>::json_schema,
+                    description: Some(
+                        "MatchConstraints specifies what resources this policy is designed to validate. The AdmissionPolicy cares about a request if it matches _all_ Constraints. However, in order to prevent clusters from being put into an unstable state that cannot be recovered from via the API ValidatingAdmissionPolicy cannot match ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding. Required.",
+                    ),
+                    reference: <crate::api::admissionregistration::v1beta1::MatchResources as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "paramKind",
+                    schema: <crate::api::admissionregistration::v1beta1::ParamKind as JsonSchema>::json_schema,
+                    description: Some(
+                        "ParamKind specifies the kind of resources used to parameterize this policy. If absent, there are no parameters for this policy and the param CEL variable will not be provided to validation expressions. If ParamKind refers to a non-existent kind, this policy definition is mis-configured and the FailurePolicy is applied. If paramKind is specified but paramRef is unset in ValidatingAdmissionPolicyBinding, the params variable will be null.",
+                    ),
+                    reference: <crate::api::admissionregistration::v1beta1::ParamKind as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "validations",
+                    schema: <Vec<
+                        crate::api::admissionregistration::v1beta1::Validation,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "Validations contain CEL expressions which is used to apply the validation. Validations and AuditAnnotations may not both be empty; a minimum of one Validations or AuditAnnotations is required.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1beta1::Validation as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "variables",
+                    schema: <Vec<
+                        crate::api::admissionregistration::v1beta1::Variable,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "Variables contain definitions of variables that can be used in composition of other expressions. Each variable is defined as a named CEL expression. The variables defined here will be available under `variables` in other expressions of the policy except MatchConditions because MatchConditions are evaluated before the rest of the policy.\n\nThe expression of a variable can refer to other variables defined earlier in the list but not those after. Thus, Variables must be sorted by the order of first appearance and acyclic.",
+                    ),
+                    list_type: Some("map"),
+                    list_map_keys: &["name"],
+                    reference: <crate::api::admissionregistration::v1beta1::Variable as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicySpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema
+for crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyStatus {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyStatus",
+        model: &Model {
+            description: Some(
+                "ValidatingAdmissionPolicyStatus represents the status of an admission validation policy.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "conditions",
+                    schema: <Vec<
+                        crate::apimachinery::pkg::apis::meta::v1::Condition,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "The conditions represent the latest available observations of a policy's current state.",
+                    ),
+                    list_type: Some("map"),
+                    list_map_keys: &["type"],
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Condition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "observedGeneration",
+                    schema: <i64 as JsonSchema>::json_schema,
+                    description: Some("The generation observed by the controller."),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "typeChecking",
+                    schema: <crate::api::admissionregistration::v1beta1::TypeChecking as JsonSchema>::json_schema,
+                    description: Some(
+                        "The results of type checking for each expression. Presence of this field indicates the completion of the type checking.",
+                    ),
+                    reference: <crate::api::admissionregistration::v1beta1::TypeChecking as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::admissionregistration::v1beta1::Validation {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.Validation",
+        model: &Model {
+            description: Some(
+                "Validation specifies the CEL expression which is used to apply the validation.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "expression",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Expression represents the expression which will be evaluated by CEL. ref: https://github.com/google/cel-spec CEL expressions have access to the contents of the API request/response, organized into CEL variables as well as some other useful variables:\n\n- 'object' - The object from the incoming request. The value is null for DELETE requests. - 'oldObject' - The existing object. The value is null for CREATE requests. - 'request' - Attributes of the API request([ref](/pkg/apis/admission/types.go#AdmissionRequest)). - 'params' - Parameter resource referred to by the policy binding being evaluated. Only populated if the policy has a ParamKind. - 'namespaceObject' - The namespace object that the incoming object belongs to. The value is null for cluster-scoped resources. - 'variables' - Map of composited variables, from its name to its lazily evaluated value.\n  For example, a variable named 'foo' can be accessed as 'variables.foo'.\n- 'authorizer' - A CEL Authorizer. May be used to perform authorization checks for the principal (user or service account) of the request.\n  See https://pkg.go.dev/k8s.io/apiserver/pkg/cel/library#Authz\n- 'authorizer.requestResource' - A CEL ResourceCheck constructed from the 'authorizer' and configured with the\n  request resource.\n\nThe `apiVersion`, `kind`, `metadata.name` and `metadata.generateName` are always accessible from the root of the object. No other metadata properties are accessible.\n\nOnly property names of the form `[a-zA-Z_.-/][a-zA-Z0-9_.-/]*` are accessible. Accessible property names are escaped according to the following rules when accessed in the expression: - '__' escapes to '__underscores__' - '.' escapes to '__dot__' - '-' escapes to '__dash__' - '/' escapes to '__slash__' - Property names that exactly match a CEL RESERVED keyword escape to '__{keyword}__'. The keywords are:\n\t  \"true\", \"false\", \"null\", \"in\", \"as\", \"break\", \"const\", \"continue\", \"else\", \"for\", \"function\", \"if\",\n\t  \"import\", \"let\", \"loop\", \"package\", \"namespace\", \"return\".\nExamples:\n  - Expression accessing a property named \"namespace\": {\"Expression\": \"object.__namespace__ > 0\"}\n  - Expression accessing a property named \"x-prop\": {\"Expression\": \"object.x__dash__prop > 0\"}\n  - Expression accessing a property named \"redact__d\": {\"Expression\": \"object.redact__underscores__d > 0\"}\n\nEquality on arrays with list type of 'set' or 'map' ignores element order, i.e. [1, 2] == [2, 1]. Concatenation on arrays with x-kubernetes-list-type use the semantics of the list type:\n  - 'set': `X + Y` performs a union where the array positions of all elements in `X` are preserved and\n    non-intersecting elements in `Y` are appended, retaining their partial order.\n  - 'map': `X + Y` performs a merge where the array positions of all keys in `X` are preserved but the values\n    are overwritten by values in `Y` when the key sets of `X` and `Y` intersect. Elements in `Y` with\n    non-intersecting keys are appended, retaining their partial order.\nRequired.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "message",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Message represents the message displayed when validation fails. The message is required if the Expression contains line breaks. The message must not contain line breaks. If unset, the message is \"failed rule: {Rule}\". e.g. \"must be a URL with the host matching spec.host\" If the Expression contains line breaks. Message is required. The message must not contain line breaks. If unset, the message is \"failed Expression: {Expression}\".",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "messageExpression",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "messageExpression declares a CEL expression that evaluates to the validation failure message that is returned when this rule fails. Since messageExpression is used as a failure message, it must evaluate to a string. If both message and messageExpression are present on a validation, then messageExpression will be used if validation fails. If messageExpression results in a runtime error, the runtime error is logged, and the validation failure message is produced as if the messageExpression field were unset. If messageExpression evaluates to an empty string, a string with only spaces, or a string that contains line breaks, then the validation failure message will also be produced as if the messageExpression field were unset, and the fact that messageExpression produced an empty string/string with only spaces/string with line breaks will be logged. messageExpression has access to all the same variables as the `expression` except for 'authorizer' and 'authorizer.requestResource'. Example: \"object.x must be less than max (\"+string(params.max)+\")\"",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "reason",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Reason represents a machine-readable description of why this validation failed. If this is the first validation in the list to fail, this reason, as well as the corresponding HTTP response code, are used in the HTTP response to the client. The currently supported reasons are: \"Unauthorized\", \"Forbidden\", \"Invalid\", \"RequestEntityTooLarge\". If not set, StatusReasonInvalid is used in the response to the client.",
+                    ),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::admissionregistration::v1beta1::Validation as JsonSchema>::json_schema,
     });
     fn json_schema() -> JSONSchemaProps {
         crate::schema::openapi::build(Self::DEFINITION)

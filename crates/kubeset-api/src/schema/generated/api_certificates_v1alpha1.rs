@@ -15,6 +15,22 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::certificates::v1alpha1::ClusterTrustBundleSpec as JsonSchema>::DEFINITION,
     ),
+    #[cfg(feature = "v1_34")]
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1alpha1::PodCertificateRequest as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_34")]
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1alpha1::PodCertificateRequestList as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_34")]
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1alpha1::PodCertificateRequestSpec as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_34")]
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1alpha1::PodCertificateRequestStatus as JsonSchema>::DEFINITION,
+    ),
 ];
 impl JsonSchema for crate::api::certificates::v1alpha1::ClusterTrustBundle {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
@@ -154,6 +170,306 @@ impl JsonSchema for crate::api::certificates::v1alpha1::ClusterTrustBundleSpec {
             ],
         },
         schema: <crate::api::certificates::v1alpha1::ClusterTrustBundleSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_34")]
+impl JsonSchema for crate::api::certificates::v1alpha1::PodCertificateRequest {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1alpha1.PodCertificateRequest",
+        model: &Model {
+            description: Some(
+                "PodCertificateRequest encodes a pod requesting a certificate from a given signer.\n\nKubelets use this API to implement podCertificate projected volumes",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
+                    description: Some("metadata contains the object metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::certificates::v1alpha1::PodCertificateRequestSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "spec contains the details about the certificate being requested.",
+                    ),
+                    reference: <crate::api::certificates::v1alpha1::PodCertificateRequestSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "status",
+                    schema: <crate::api::certificates::v1alpha1::PodCertificateRequestStatus as JsonSchema>::json_schema,
+                    description: Some(
+                        "status contains the issued certificate, and a standard set of conditions.",
+                    ),
+                    reference: <crate::api::certificates::v1alpha1::PodCertificateRequestStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::certificates::v1alpha1::PodCertificateRequest as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_34")]
+impl JsonSchema for crate::api::certificates::v1alpha1::PodCertificateRequestList {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1alpha1.PodCertificateRequestList",
+        model: &Model {
+            description: Some(
+                "PodCertificateRequestList is a collection of PodCertificateRequest objects",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "items",
+                    schema: <Vec<
+                        crate::api::certificates::v1alpha1::PodCertificateRequest,
+                    > as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "items is a collection of PodCertificateRequest objects",
+                    ),
+                    reference: <crate::api::certificates::v1alpha1::PodCertificateRequest as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
+                    description: Some("metadata contains the list metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::certificates::v1alpha1::PodCertificateRequestList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_34")]
+impl JsonSchema for crate::api::certificates::v1alpha1::PodCertificateRequestSpec {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1alpha1.PodCertificateRequestSpec",
+        model: &Model {
+            description: Some(
+                "PodCertificateRequestSpec describes the certificate request.  All fields are immutable after creation.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "maxExpirationSeconds",
+                    schema: <i32 as JsonSchema>::json_schema,
+                    description: Some(
+                        "maxExpirationSeconds is the maximum lifetime permitted for the certificate.\n\nIf omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values shorter than 3600 (1 hour).  The maximum allowable value is 7862400 (91 days).\n\nThe signer implementation is then free to issue a certificate with any lifetime *shorter* than MaxExpirationSeconds, but no shorter than 3600 seconds (1 hour).  This constraint is enforced by kube-apiserver. `kubernetes.io` signers will never issue certificates with a lifetime longer than 24 hours.",
+                    ),
+                    default: Some(crate::schema::Scalar::Int(86400i64)),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "nodeName",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "nodeName is the name of the node the pod is assigned to.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "nodeUID",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "nodeUID is the UID of the node the pod is assigned to.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "pkixPublicKey",
+                    schema: <crate::ByteString as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "pkixPublicKey is the PKIX-serialized public key the signer will issue the certificate to.\n\nThe key must be one of RSA3072, RSA4096, ECDSAP256, ECDSAP384, ECDSAP521, or ED25519. Note that this list may be expanded in the future.\n\nSigner implementations do not need to support all key types supported by kube-apiserver and kubelet.  If a signer does not support the key type used for a given PodCertificateRequest, it must deny the request by setting a status.conditions entry with a type of \"Denied\" and a reason of \"UnsupportedKeyType\". It may also suggest a key type that it does support in the message field.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "podName",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "podName is the name of the pod into which the certificate will be mounted.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "podUID",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "podUID is the UID of the pod into which the certificate will be mounted.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "proofOfPossession",
+                    schema: <crate::ByteString as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "proofOfPossession proves that the requesting kubelet holds the private key corresponding to pkixPublicKey.\n\nIt is contructed by signing the ASCII bytes of the pod's UID using `pkixPublicKey`.\n\nkube-apiserver validates the proof of possession during creation of the PodCertificateRequest.\n\nIf the key is an RSA key, then the signature is over the ASCII bytes of the pod UID, using RSASSA-PSS from RFC 8017 (as implemented by the golang function crypto/rsa.SignPSS with nil options).\n\nIf the key is an ECDSA key, then the signature is as described by [SEC 1, Version 2.0](https://www.secg.org/sec1-v2.pdf) (as implemented by the golang library function crypto/ecdsa.SignASN1)\n\nIf the key is an ED25519 key, the the signature is as described by the [ED25519 Specification](https://ed25519.cr.yp.to/) (as implemented by the golang library crypto/ed25519.Sign).",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "serviceAccountName",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "serviceAccountName is the name of the service account the pod is running as.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "serviceAccountUID",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "serviceAccountUID is the UID of the service account the pod is running as.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "signerName",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "signerName indicates the requested signer.\n\nAll signer names beginning with `kubernetes.io` are reserved for use by the Kubernetes project.  There is currently one well-known signer documented by the Kubernetes project, `kubernetes.io/kube-apiserver-client-pod`, which will issue client certificates understood by kube-apiserver.  It is currently unimplemented.",
+                    ),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::certificates::v1alpha1::PodCertificateRequestSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_34")]
+impl JsonSchema for crate::api::certificates::v1alpha1::PodCertificateRequestStatus {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1alpha1.PodCertificateRequestStatus",
+        model: &Model {
+            description: Some(
+                "PodCertificateRequestStatus describes the status of the request, and holds the certificate data if the request is issued.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "beginRefreshAt",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
+                    description: Some(
+                        "beginRefreshAt is the time at which the kubelet should begin trying to refresh the certificate.  This field is set via the /status subresource, and must be set at the same time as certificateChain.  Once populated, this field is immutable.\n\nThis field is only a hint.  Kubelet may start refreshing before or after this time if necessary.",
+                    ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "certificateChain",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "certificateChain is populated with an issued certificate by the signer. This field is set via the /status subresource. Once populated, this field is immutable.\n\nIf the certificate signing request is denied, a condition of type \"Denied\" is added and this field remains empty. If the signer cannot issue the certificate, a condition of type \"Failed\" is added and this field remains empty.\n\nValidation requirements:\n 1. certificateChain must consist of one or more PEM-formatted certificates.\n 2. Each entry must be a valid PEM-wrapped, DER-encoded ASN.1 Certificate as\n    described in section 4 of RFC5280.\n\nIf more than one block is present, and the definition of the requested spec.signerName does not indicate otherwise, the first block is the issued certificate, and subsequent blocks should be treated as intermediate certificates and presented in TLS handshakes.  When projecting the chain into a pod volume, kubelet will drop any data in-between the PEM blocks, as well as any PEM block headers.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "conditions",
+                    schema: <Vec<
+                        crate::apimachinery::pkg::apis::meta::v1::Condition,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "conditions applied to the request.\n\nThe types \"Issued\", \"Denied\", and \"Failed\" have special handling.  At most one of these conditions may be present, and they must have status \"True\".\n\nIf the request is denied with `Reason=UnsupportedKeyType`, the signer may suggest a key type that will work in the message field.",
+                    ),
+                    list_type: Some("map"),
+                    list_map_keys: &["type"],
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Condition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "notAfter",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
+                    description: Some(
+                        "notAfter is the time at which the certificate expires.  The value must be the same as the notAfter value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable.  The signer must set this field at the same time it sets certificateChain.",
+                    ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "notBefore",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
+                    description: Some(
+                        "notBefore is the time at which the certificate becomes valid.  The value must be the same as the notBefore value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable. The signer must set this field at the same time it sets certificateChain.",
+                    ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::certificates::v1alpha1::PodCertificateRequestStatus as JsonSchema>::json_schema,
     });
     fn json_schema() -> JSONSchemaProps {
         crate::schema::openapi::build(Self::DEFINITION)

@@ -15,15 +15,19 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::certificates::v1beta1::ClusterTrustBundleSpec as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::certificates::v1beta1::PodCertificateRequest as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::certificates::v1beta1::PodCertificateRequestList as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::certificates::v1beta1::PodCertificateRequestSpec as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::certificates::v1beta1::PodCertificateRequestStatus as JsonSchema>::DEFINITION,
     ),
@@ -171,6 +175,7 @@ impl JsonSchema for crate::api::certificates::v1beta1::ClusterTrustBundleSpec {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequest {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.certificates.v1beta1.PodCertificateRequest",
@@ -234,6 +239,7 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequest {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestList {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.certificates.v1beta1.PodCertificateRequestList",
@@ -289,6 +295,7 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestList
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestSpec {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec",
@@ -408,6 +415,7 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestSpec
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestStatus {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.certificates.v1beta1.PodCertificateRequestStatus",

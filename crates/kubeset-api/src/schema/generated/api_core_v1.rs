@@ -90,6 +90,7 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::core::v1::Container as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::core::v1::ContainerExtendedResourceRequest as JsonSchema>::DEFINITION,
     ),
@@ -102,9 +103,11 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::core::v1::ContainerResizePolicy as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::core::v1::ContainerRestartRule as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::core::v1::ContainerRestartRuleOnExitCodes as JsonSchema>::DEFINITION,
     ),
@@ -189,6 +192,7 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::core::v1::FCVolumeSource as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::core::v1::FileKeySelector as JsonSchema>::DEFINITION,
     ),
@@ -405,6 +409,7 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::core::v1::PodAntiAffinity as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::core::v1::PodCertificateProjection as JsonSchema>::DEFINITION,
     ),
@@ -417,6 +422,7 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::core::v1::PodDNSConfigOption as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::core::v1::PodExtendedResourceClaimStatus as JsonSchema>::DEFINITION,
     ),
@@ -660,6 +666,7 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::core::v1::WindowsSecurityContextOptions as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::core::v1::WorkloadReference as JsonSchema>::DEFINITION,
     ),
@@ -2263,6 +2270,7 @@ impl JsonSchema for crate::api::core::v1::Container {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "restartPolicyRules",
                     schema: <Vec<
@@ -2380,6 +2388,7 @@ impl JsonSchema for crate::api::core::v1::Container {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::core::v1::ContainerExtendedResourceRequest {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.core.v1.ContainerExtendedResourceRequest",
@@ -2548,6 +2557,7 @@ impl JsonSchema for crate::api::core::v1::ContainerResizePolicy {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::core::v1::ContainerRestartRule {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.core.v1.ContainerRestartRule",
@@ -2586,6 +2596,7 @@ impl JsonSchema for crate::api::core::v1::ContainerRestartRule {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::core::v1::ContainerRestartRuleOnExitCodes {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes",
@@ -3560,6 +3571,7 @@ impl JsonSchema for crate::api::core::v1::EnvVarSource {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "fileKeyRef",
                     schema: <crate::api::core::v1::FileKeySelector as JsonSchema>::json_schema,
@@ -3749,6 +3761,7 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "restartPolicyRules",
                     schema: <Vec<
@@ -4265,6 +4278,7 @@ impl JsonSchema for crate::api::core::v1::FCVolumeSource {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::core::v1::FileKeySelector {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.core.v1.FileKeySelector",

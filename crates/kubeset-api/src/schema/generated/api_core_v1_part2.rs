@@ -1949,6 +1949,7 @@ impl JsonSchema for crate::api::core::v1::NodeStatus {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
                 Prop {
                     name: "declaredFeatures",
                     schema: <Vec<String> as JsonSchema>::json_schema,
@@ -3500,6 +3501,7 @@ impl JsonSchema for crate::api::core::v1::PodAntiAffinity {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::core::v1::PodCertificateProjection {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.core.v1.PodCertificateProjection",
@@ -3562,6 +3564,7 @@ impl JsonSchema for crate::api::core::v1::PodCertificateProjection {
                     unset_when_absent: true,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
                 Prop {
                     name: "userAnnotations",
                     schema: <std::collections::BTreeMap<
@@ -3740,6 +3743,7 @@ impl JsonSchema for crate::api::core::v1::PodDNSConfigOption {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::core::v1::PodExtendedResourceClaimStatus {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.core.v1.PodExtendedResourceClaimStatus",

@@ -145,6 +145,7 @@ impl JsonSchema for crate::api::core::v1::PodSpec {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "hostnameOverride",
                     schema: <String as JsonSchema>::json_schema,
@@ -418,6 +419,7 @@ impl JsonSchema for crate::api::core::v1::PodSpec {
                     wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
                 Prop {
                     name: "workloadRef",
                     schema: <crate::api::core::v1::WorkloadReference as JsonSchema>::json_schema,
@@ -446,6 +448,7 @@ impl JsonSchema for crate::api::core::v1::PodStatus {
             map_type: None,
             opaque: false,
             properties: &[
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
                 Prop {
                     name: "allocatedResources",
                     schema: <std::collections::BTreeMap<
@@ -499,6 +502,7 @@ impl JsonSchema for crate::api::core::v1::PodStatus {
                     wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "extendedResourceClaimStatus",
                     schema: <crate::api::core::v1::PodExtendedResourceClaimStatus as JsonSchema>::json_schema,
@@ -633,6 +637,7 @@ impl JsonSchema for crate::api::core::v1::PodStatus {
                     wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
                 Prop {
                     name: "resources",
                     schema: <crate::api::core::v1::ResourceRequirements as JsonSchema>::json_schema,
@@ -4626,6 +4631,7 @@ impl JsonSchema for crate::api::core::v1::VolumeProjection {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "podCertificate",
                     schema: <crate::api::core::v1::PodCertificateProjection as JsonSchema>::json_schema,
@@ -4845,6 +4851,7 @@ impl JsonSchema for crate::api::core::v1::WindowsSecurityContextOptions {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::core::v1::WorkloadReference {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.core.v1.WorkloadReference",

@@ -6,133 +6,176 @@
 use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
 /// The module's definitions, sorted by name.
 pub(super) const DEFINITIONS: &[Definition] = &[
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::AllocatedDeviceStatus as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::AllocationResult as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::CELDeviceSelector as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::CapacityRequestPolicy as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::CapacityRequestPolicyRange as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::CapacityRequirements as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::Counter as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::CounterSet as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::Device as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceAllocationConfiguration as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceAllocationResult as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceAttribute as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceCapacity as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceClaim as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceClaimConfiguration as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceClass as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceClassConfiguration as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceClassList as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceClassSpec as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceConstraint as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceCounterConsumption as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceRequest as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceRequestAllocationResult as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceSelector as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceSubRequest as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceTaint as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::DeviceToleration as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::ExactDeviceRequest as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::NetworkDeviceData as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::OpaqueDeviceConfiguration as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::ResourceClaim as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::ResourceClaimConsumerReference as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::ResourceClaimList as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::ResourceClaimSpec as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::ResourceClaimStatus as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::ResourceClaimTemplate as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::ResourceClaimTemplateList as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::ResourceClaimTemplateSpec as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::ResourcePool as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::ResourceSlice as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::ResourceSliceList as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1::ResourceSliceSpec as JsonSchema>::DEFINITION,
     ),
 ];
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::AllocatedDeviceStatus {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.AllocatedDeviceStatus",
@@ -220,6 +263,7 @@ impl JsonSchema for crate::api::resource::v1::AllocatedDeviceStatus {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::AllocationResult {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.AllocationResult",
@@ -266,6 +310,7 @@ impl JsonSchema for crate::api::resource::v1::AllocationResult {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::CELDeviceSelector {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.CELDeviceSelector",
@@ -293,6 +338,7 @@ impl JsonSchema for crate::api::resource::v1::CELDeviceSelector {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::CapacityRequestPolicy {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.CapacityRequestPolicy",
@@ -344,6 +390,7 @@ impl JsonSchema for crate::api::resource::v1::CapacityRequestPolicy {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::CapacityRequestPolicyRange {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.CapacityRequestPolicyRange",
@@ -393,6 +440,7 @@ impl JsonSchema for crate::api::resource::v1::CapacityRequestPolicyRange {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::CapacityRequirements {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.CapacityRequirements",
@@ -424,6 +472,7 @@ impl JsonSchema for crate::api::resource::v1::CapacityRequirements {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::Counter {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.Counter",
@@ -451,6 +500,7 @@ impl JsonSchema for crate::api::resource::v1::Counter {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::CounterSet {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.CounterSet",
@@ -492,6 +542,7 @@ impl JsonSchema for crate::api::resource::v1::CounterSet {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::Device {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.Device",
@@ -631,6 +682,7 @@ impl JsonSchema for crate::api::resource::v1::Device {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceAllocationConfiguration {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceAllocationConfiguration",
@@ -677,6 +729,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceAllocationConfiguration {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceAllocationResult {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceAllocationResult",
@@ -719,6 +772,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceAllocationResult {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceAttribute {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceAttribute",
@@ -763,6 +817,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceAttribute {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceCapacity {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceCapacity",
@@ -802,6 +857,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceCapacity {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceClaim {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceClaim",
@@ -859,6 +915,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceClaim {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceClaimConfiguration {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceClaimConfiguration",
@@ -896,6 +953,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceClaimConfiguration {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceClass {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceClass",
@@ -949,6 +1007,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceClass {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceClassConfiguration {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceClassConfiguration",
@@ -975,6 +1034,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceClassConfiguration {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceClassList {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceClassList",
@@ -1026,6 +1086,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceClassList {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceClassSpec {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceClassSpec",
@@ -1078,6 +1139,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceClassSpec {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceConstraint {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceConstraint",
@@ -1121,6 +1183,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceConstraint {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceCounterConsumption {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceCounterConsumption",
@@ -1162,6 +1225,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceCounterConsumption {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceRequest {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceRequest",
@@ -1212,6 +1276,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceRequest {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceRequestAllocationResult {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceRequestAllocationResult",
@@ -1326,6 +1391,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceRequestAllocationResult {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceSelector {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceSelector",
@@ -1352,6 +1418,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceSelector {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceSubRequest {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceSubRequest",
@@ -1440,6 +1507,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceSubRequest {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceTaint {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceTaint",
@@ -1494,6 +1562,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceTaint {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::DeviceToleration {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.DeviceToleration",
@@ -1553,6 +1622,7 @@ impl JsonSchema for crate::api::resource::v1::DeviceToleration {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::ExactDeviceRequest {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.ExactDeviceRequest",
@@ -1640,6 +1710,7 @@ impl JsonSchema for crate::api::resource::v1::ExactDeviceRequest {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::NetworkDeviceData {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.NetworkDeviceData",
@@ -1683,6 +1754,7 @@ impl JsonSchema for crate::api::resource::v1::NetworkDeviceData {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::OpaqueDeviceConfiguration {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.OpaqueDeviceConfiguration",
@@ -1721,6 +1793,7 @@ impl JsonSchema for crate::api::resource::v1::OpaqueDeviceConfiguration {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::ResourceClaim {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.ResourceClaim",
@@ -1784,6 +1857,7 @@ impl JsonSchema for crate::api::resource::v1::ResourceClaim {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::ResourceClaimConsumerReference {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.ResourceClaimConsumerReference",
@@ -1835,6 +1909,7 @@ impl JsonSchema for crate::api::resource::v1::ResourceClaimConsumerReference {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::ResourceClaimList {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.ResourceClaimList",
@@ -1886,6 +1961,7 @@ impl JsonSchema for crate::api::resource::v1::ResourceClaimList {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::ResourceClaimSpec {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.ResourceClaimSpec",
@@ -1912,6 +1988,7 @@ impl JsonSchema for crate::api::resource::v1::ResourceClaimSpec {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::ResourceClaimStatus {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.ResourceClaimStatus",
@@ -1966,6 +2043,7 @@ impl JsonSchema for crate::api::resource::v1::ResourceClaimStatus {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::ResourceClaimTemplate {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.ResourceClaimTemplate",
@@ -2019,6 +2097,7 @@ impl JsonSchema for crate::api::resource::v1::ResourceClaimTemplate {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::ResourceClaimTemplateList {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.ResourceClaimTemplateList",
@@ -2072,6 +2151,7 @@ impl JsonSchema for crate::api::resource::v1::ResourceClaimTemplateList {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::ResourceClaimTemplateSpec {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.ResourceClaimTemplateSpec",
@@ -2111,6 +2191,7 @@ impl JsonSchema for crate::api::resource::v1::ResourceClaimTemplateSpec {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::ResourcePool {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.ResourcePool",
@@ -2156,6 +2237,7 @@ impl JsonSchema for crate::api::resource::v1::ResourcePool {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::ResourceSlice {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.ResourceSlice",
@@ -2209,6 +2291,7 @@ impl JsonSchema for crate::api::resource::v1::ResourceSlice {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::ResourceSliceList {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.ResourceSliceList",
@@ -2260,6 +2343,7 @@ impl JsonSchema for crate::api::resource::v1::ResourceSliceList {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1::ResourceSliceSpec {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1.ResourceSliceSpec",

@@ -6,6 +6,94 @@
 use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
 /// The module's definitions, sorted by name.
 pub(super) const DEFINITIONS: &[Definition] = &[
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::AllocatedDeviceStatus as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::AllocationResult as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::BasicDevice as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::CELDeviceSelector as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::Counter as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::CounterSet as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::Device as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceAllocationConfiguration as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceAllocationResult as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceAttribute as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceClaim as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceClaimConfiguration as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceClass as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceClassConfiguration as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceClassList as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceClassSpec as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceConstraint as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceCounterConsumption as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceRequest as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceRequestAllocationResult as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceSelector as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceSubRequest as JsonSchema>::DEFINITION,
+    ),
     crate::schema::openapi::expect(
         <crate::api::resource::v1alpha3::DeviceTaint as JsonSchema>::DEFINITION,
     ),
@@ -18,13 +106,1188 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::resource::v1alpha3::DeviceTaintRuleSpec as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1alpha3::DeviceTaintRuleStatus as JsonSchema>::DEFINITION,
     ),
     crate::schema::openapi::expect(
         <crate::api::resource::v1alpha3::DeviceTaintSelector as JsonSchema>::DEFINITION,
     ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceToleration as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::NetworkDeviceData as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::OpaqueDeviceConfiguration as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::ResourceClaim as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::ResourceClaimConsumerReference as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::ResourceClaimList as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::ResourceClaimSpec as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::ResourceClaimStatus as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::ResourceClaimTemplate as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::ResourceClaimTemplateList as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::ResourceClaimTemplateSpec as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::ResourcePool as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::ResourceSlice as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::ResourceSliceList as JsonSchema>::DEFINITION,
+    ),
+    #[cfg(feature = "v1_33")]
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::ResourceSliceSpec as JsonSchema>::DEFINITION,
+    ),
 ];
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::AllocatedDeviceStatus {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.AllocatedDeviceStatus",
+        model: &Model {
+            description: Some(
+                "AllocatedDeviceStatus contains the status of an allocated device, if the driver chooses to report it. This may include driver-specific information.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "conditions",
+                    schema: <Vec<
+                        crate::apimachinery::pkg::apis::meta::v1::Condition,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "Conditions contains the latest observation of the device's state. If the device has been configured according to the class and claim config references, the `Ready` condition should be True.\n\nMust not contain more than 8 entries.",
+                    ),
+                    list_type: Some("map"),
+                    list_map_keys: &["type"],
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Condition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "data",
+                    schema: <crate::apimachinery::pkg::runtime::RawExtension as JsonSchema>::json_schema,
+                    description: Some(
+                        "Data contains arbitrary driver-specific data.\n\nThe length of the raw data must be smaller or equal to 10 Ki.",
+                    ),
+                    reference: <crate::apimachinery::pkg::runtime::RawExtension as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "device",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Device references one device instance via its name in the driver's resource pool. It must be a DNS label.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "driver",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Driver specifies the name of the DRA driver whose kubelet plugin should be invoked to process the allocation once the claim is needed on a node.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "networkData",
+                    schema: <crate::api::resource::v1alpha3::NetworkDeviceData as JsonSchema>::json_schema,
+                    description: Some(
+                        "NetworkData contains network-related information specific to the device.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::NetworkDeviceData as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "pool",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "This name together with the driver name and the device name field identify which device was allocated (`<driver name>/<pool name>/<device name>`).\n\nMust not be longer than 253 characters and may contain one or more DNS sub-domains separated by slashes.",
+                    ),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::AllocatedDeviceStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::AllocationResult {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.AllocationResult",
+        model: &Model {
+            description: Some(
+                "AllocationResult contains attributes of an allocated resource.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "devices",
+                    schema: <crate::api::resource::v1alpha3::DeviceAllocationResult as JsonSchema>::json_schema,
+                    description: Some("Devices is the result of allocating devices."),
+                    reference: <crate::api::resource::v1alpha3::DeviceAllocationResult as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "nodeSelector",
+                    schema: <crate::api::core::v1::NodeSelector as JsonSchema>::json_schema,
+                    description: Some(
+                        "NodeSelector defines where the allocated resources are available. If unset, they are available everywhere.",
+                    ),
+                    reference: <crate::api::core::v1::NodeSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::AllocationResult as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::BasicDevice {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.BasicDevice",
+        model: &Model {
+            description: Some("BasicDevice defines one device instance."),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "allNodes",
+                    schema: <bool as JsonSchema>::json_schema,
+                    description: Some(
+                        "AllNodes indicates that all nodes have access to the device.\n\nMust only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "attributes",
+                    schema: <std::collections::BTreeMap<
+                        String,
+                        crate::api::resource::v1alpha3::DeviceAttribute,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "Attributes defines the set of attributes for this device. The name of each attribute must be unique in that set.\n\nThe maximum number of attributes and capacities combined is 32.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::DeviceAttribute as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::Map,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "capacity",
+                    schema: <std::collections::BTreeMap<
+                        String,
+                        crate::apimachinery::pkg::api::resource::Quantity,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "Capacity defines the set of capacities for this device. The name of each capacity must be unique in that set.\n\nThe maximum number of attributes and capacities combined is 32.",
+                    ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::Map,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "consumesCounters",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceCounterConsumption,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "ConsumesCounters defines a list of references to sharedCounters and the set of counters that the device will consume from those counter sets.\n\nThere can only be a single entry per counterSet.\n\nThe total number of device counter consumption entries must be <= 32. In addition, the total number in the entire ResourceSlice must be <= 1024 (for example, 64 devices with 16 counters each).",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceCounterConsumption as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "nodeName",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "NodeName identifies the node where the device is available.\n\nMust only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "nodeSelector",
+                    schema: <crate::api::core::v1::NodeSelector as JsonSchema>::json_schema,
+                    description: Some(
+                        "NodeSelector defines the nodes where the device is available.\n\nMust only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.",
+                    ),
+                    reference: <crate::api::core::v1::NodeSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "taints",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceTaint,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "If specified, these are the driver-defined taints.\n\nThe maximum number of taints is 4.\n\nThis is an alpha field and requires enabling the DRADeviceTaints feature gate.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceTaint as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::BasicDevice as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+impl JsonSchema for crate::api::resource::v1alpha3::CELDeviceSelector {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.CELDeviceSelector",
+        model: &Model {
+            description: Some(
+                "CELDeviceSelector contains a CEL expression for selecting a device.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "expression",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Expression is a CEL expression which evaluates a single device. It must evaluate to true when the device under consideration satisfies the desired criteria, and false when it does not. Any other result is an error and causes allocation of devices to abort.\n\nThe expression's input is an object named \"device\", which carries the following properties:\n - driver (string): the name of the driver which defines this device.\n - attributes (map[string]object): the device's attributes, grouped by prefix\n   (e.g. device.attributes[\"dra.example.com\"] evaluates to an object with all\n   of the attributes which were prefixed by \"dra.example.com\".\n - capacity (map[string]object): the device's capacities, grouped by prefix.\n\nExample: Consider a device with driver=\"dra.example.com\", which exposes two attributes named \"model\" and \"ext.example.com/family\" and which exposes one capacity named \"modules\". This input to this expression would have the following fields:\n\n    device.driver\n    device.attributes[\"dra.example.com\"].model\n    device.attributes[\"ext.example.com\"].family\n    device.capacity[\"dra.example.com\"].modules\n\nThe device.driver field can be used to check for a specific driver, either as a high-level precondition (i.e. you only want to consider devices from this driver) or as part of a multi-clause expression that is meant to consider devices from different drivers.\n\nThe value type of each attribute is defined by the device definition, and users who write these expressions must consult the documentation for their specific drivers. The value type of each capacity is Quantity.\n\nIf an unknown prefix is used as a lookup in either device.attributes or device.capacity, an empty map will be returned. Any reference to an unknown field will cause an evaluation error and allocation to abort.\n\nA robust expression should check for the existence of attributes before referencing them.\n\nFor ease of use, the cel.bind() function is enabled, and can be used to simplify expressions that access multiple attributes with the same domain. For example:\n\n    cel.bind(dra, device.attributes[\"dra.example.com\"], dra.someBool && dra.anotherBool)\n\nThe length of the expression must be smaller or equal to 10 Ki. The cost of evaluating it is also limited based on the estimated number of logical steps.",
+                    ),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::CELDeviceSelector as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::Counter {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.Counter",
+        model: &Model {
+            description: Some("Counter describes a quantity associated with a device."),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "value",
+                    schema: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Value defines how much of a certain device counter is available.",
+                    ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::Counter as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::CounterSet {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.CounterSet",
+        model: &Model {
+            description: Some(
+                "CounterSet defines a named set of counters that are available to be used by devices defined in the ResourceSlice.\n\nThe counters are not allocatable by themselves, but can be referenced by devices. When a device is allocated, the portion of counters it uses will no longer be available for use by other devices.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "counters",
+                    schema: <std::collections::BTreeMap<
+                        String,
+                        crate::api::resource::v1alpha3::Counter,
+                    > as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Counters defines the counters that will be consumed by the device. The name of each counter must be unique in that set and must be a DNS label.\n\nTo ensure this uniqueness, capacities defined by the vendor must be listed without the driver name as domain prefix in their name. All others must be listed with their domain prefix.\n\nThe maximum number of counters is 32.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::Counter as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::Map,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "name",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "CounterSet is the name of the set from which the counters defined will be consumed.",
+                    ),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::CounterSet as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::Device {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.Device",
+        model: &Model {
+            description: Some(
+                "Device represents one individual hardware instance that can be selected based on its attributes. Besides the name, exactly one field must be set.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "basic",
+                    schema: <crate::api::resource::v1alpha3::BasicDevice as JsonSchema>::json_schema,
+                    description: Some("Basic defines one device instance."),
+                    reference: <crate::api::resource::v1alpha3::BasicDevice as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "name",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Name is unique identifier among all devices managed by the driver in the pool. It must be a DNS label.",
+                    ),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::Device as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceAllocationConfiguration {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceAllocationConfiguration",
+        model: &Model {
+            description: Some(
+                "DeviceAllocationConfiguration gets embedded in an AllocationResult.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "opaque",
+                    schema: <crate::api::resource::v1alpha3::OpaqueDeviceConfiguration as JsonSchema>::json_schema,
+                    description: Some(
+                        "Opaque provides driver-specific configuration parameters.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::OpaqueDeviceConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "requests",
+                    schema: <Vec<String> as JsonSchema>::json_schema,
+                    description: Some(
+                        "Requests lists the names of requests where the configuration applies. If empty, its applies to all requests.\n\nReferences to subrequests must include the name of the main request and may include the subrequest using the format <main request>[/<subrequest>]. If just the main request is given, the configuration applies to all subrequests.",
+                    ),
+                    list_type: Some("atomic"),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "source",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Source records whether the configuration comes from a class and thus is not something that a normal user would have been able to set or from a claim.",
+                    ),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceAllocationConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceAllocationResult {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceAllocationResult",
+        model: &Model {
+            description: Some(
+                "DeviceAllocationResult is the result of allocating devices.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "config",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceAllocationConfiguration,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "This field is a combination of all the claim and class configuration parameters. Drivers can distinguish between those based on a flag.\n\nThis includes configuration parameters for drivers which have no allocated devices in the result because it is up to the drivers which configuration parameters they support. They can silently ignore unknown configuration parameters.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceAllocationConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "results",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceRequestAllocationResult,
+                    > as JsonSchema>::json_schema,
+                    description: Some("Results lists all allocated devices."),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceRequestAllocationResult as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceAllocationResult as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceAttribute {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceAttribute",
+        model: &Model {
+            description: Some("DeviceAttribute must have exactly one field set."),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "bool",
+                    schema: <bool as JsonSchema>::json_schema,
+                    description: Some("BoolValue is a true/false value."),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "int",
+                    schema: <i64 as JsonSchema>::json_schema,
+                    description: Some("IntValue is a number."),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "string",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "StringValue is a string. Must not be longer than 64 characters.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "version",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "VersionValue is a semantic version according to semver.org spec 2.0.0. Must not be longer than 64 characters.",
+                    ),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceAttribute as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceClaim {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceClaim",
+        model: &Model {
+            description: Some(
+                "DeviceClaim defines how to request devices with a ResourceClaim.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "config",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceClaimConfiguration,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "This field holds configuration for multiple potential drivers which could satisfy requests in this claim. It is ignored while allocating the claim.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceClaimConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "constraints",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceConstraint,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "These constraints must be satisfied by the set of devices that get allocated for the claim.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceConstraint as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "requests",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceRequest,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "Requests represent individual requests for distinct devices which must all be satisfied. If empty, nothing needs to be allocated.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceRequest as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceClaim as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceClaimConfiguration {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceClaimConfiguration",
+        model: &Model {
+            description: Some(
+                "DeviceClaimConfiguration is used for configuration parameters in DeviceClaim.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "opaque",
+                    schema: <crate::api::resource::v1alpha3::OpaqueDeviceConfiguration as JsonSchema>::json_schema,
+                    description: Some(
+                        "Opaque provides driver-specific configuration parameters.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::OpaqueDeviceConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "requests",
+                    schema: <Vec<String> as JsonSchema>::json_schema,
+                    description: Some(
+                        "Requests lists the names of requests where the configuration applies. If empty, it applies to all requests.\n\nReferences to subrequests must include the name of the main request and may include the subrequest using the format <main request>[/<subrequest>]. If just the main request is given, the configuration applies to all subrequests.",
+                    ),
+                    list_type: Some("atomic"),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceClaimConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceClass {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceClass",
+        model: &Model {
+            description: Some(
+                "DeviceClass is a vendor- or admin-provided resource that contains device configuration and selectors. It can be referenced in the device requests of a claim to apply these presets. Cluster scoped.\n\nThis is an alpha type and requires enabling the DynamicResourceAllocation feature gate.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
+                    description: Some("Standard object metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::resource::v1alpha3::DeviceClassSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Spec defines what can be allocated and how to configure it.\n\nThis is mutable. Consumers have to be prepared for classes changing at any time, either because they get updated or replaced. Claim allocations are done once based on whatever was set in classes at the time of allocation.\n\nChanging the spec automatically increments the metadata.generation number.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::DeviceClassSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceClass as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceClassConfiguration {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceClassConfiguration",
+        model: &Model {
+            description: Some("DeviceClassConfiguration is used in DeviceClass."),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "opaque",
+                    schema: <crate::api::resource::v1alpha3::OpaqueDeviceConfiguration as JsonSchema>::json_schema,
+                    description: Some(
+                        "Opaque provides driver-specific configuration parameters.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::OpaqueDeviceConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceClassConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceClassList {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceClassList",
+        model: &Model {
+            description: Some("DeviceClassList is a collection of classes."),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "items",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceClass,
+                    > as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some("Items is the list of resource classes."),
+                    reference: <crate::api::resource::v1alpha3::DeviceClass as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
+                    description: Some("Standard list metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceClassList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceClassSpec {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceClassSpec",
+        model: &Model {
+            description: Some(
+                "DeviceClassSpec is used in a [DeviceClass] to define what can be allocated and how to configure it.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "config",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceClassConfiguration,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "Config defines configuration parameters that apply to each device that is claimed via this class. Some classses may potentially be satisfied by multiple drivers, so each instance of a vendor configuration applies to exactly one driver.\n\nThey are passed to the driver, but are not considered while allocating the claim.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceClassConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "selectors",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceSelector,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "Each selector must be satisfied by a device which is claimed via this class.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceClassSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceConstraint {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceConstraint",
+        model: &Model {
+            description: Some(
+                "DeviceConstraint must have exactly one field set besides Requests.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "matchAttribute",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "MatchAttribute requires that all devices in question have this attribute and that its type and value are the same across those devices.\n\nFor example, if you specified \"dra.example.com/numa\" (a hypothetical example!), then only devices in the same NUMA node will be chosen. A device which does not have that attribute will not be chosen. All devices should use a value of the same type for this attribute because that is part of its specification, but if one device doesn't, then it also will not be chosen.\n\nMust include the domain qualifier.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "requests",
+                    schema: <Vec<String> as JsonSchema>::json_schema,
+                    description: Some(
+                        "Requests is a list of the one or more requests in this claim which must co-satisfy this constraint. If a request is fulfilled by multiple devices, then all of the devices must satisfy the constraint. If this is not specified, this constraint applies to all requests in this claim.\n\nReferences to subrequests must include the name of the main request and may include the subrequest using the format <main request>[/<subrequest>]. If just the main request is given, the constraint applies to all subrequests.",
+                    ),
+                    list_type: Some("atomic"),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceConstraint as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceCounterConsumption {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceCounterConsumption",
+        model: &Model {
+            description: Some(
+                "DeviceCounterConsumption defines a set of counters that a device will consume from a CounterSet.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "counterSet",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "CounterSet defines the set from which the counters defined will be consumed.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "counters",
+                    schema: <std::collections::BTreeMap<
+                        String,
+                        crate::api::resource::v1alpha3::Counter,
+                    > as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Counters defines the Counter that will be consumed by the device.\n\nThe maximum number counters in a device is 32. In addition, the maximum number of all counters in all devices is 1024 (for example, 64 devices with 16 counters each).",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::Counter as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::Map,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceCounterConsumption as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceRequest {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceRequest",
+        model: &Model {
+            description: Some(
+                "DeviceRequest is a request for devices required for a claim. This is typically a request for a single resource like a device, but can also ask for several identical devices.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "adminAccess",
+                    schema: <bool as JsonSchema>::json_schema,
+                    description: Some(
+                        "AdminAccess indicates that this is a claim for administrative access to the device(s). Claims with AdminAccess are expected to be used for monitoring or other management services for a device.  They ignore all ordinary claims to the device with respect to access modes and any resource allocations.\n\nThis field can only be set when deviceClassName is set and no subrequests are specified in the firstAvailable list.\n\nThis is an alpha field and requires enabling the DRAAdminAccess feature gate. Admin access is disabled if this field is unset or set to false, otherwise it is enabled.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "allocationMode",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "AllocationMode and its related fields define how devices are allocated to satisfy this request. Supported values are:\n\n- ExactCount: This request is for a specific number of devices.\n  This is the default. The exact number is provided in the\n  count field.\n\n- All: This request is for all of the matching devices in a pool.\n  At least one device must exist on the node for the allocation to succeed.\n  Allocation will fail if some devices are already allocated,\n  unless adminAccess is requested.\n\nIf AllocationMode is not specified, the default mode is ExactCount. If the mode is ExactCount and count is not specified, the default count is one. Any other requests must specify this field.\n\nThis field can only be set when deviceClassName is set and no subrequests are specified in the firstAvailable list.\n\nMore modes may get added in the future. Clients must refuse to handle requests with unknown modes.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "count",
+                    schema: <i64 as JsonSchema>::json_schema,
+                    description: Some(
+                        "Count is used only when the count mode is \"ExactCount\". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one.\n\nThis field can only be set when deviceClassName is set and no subrequests are specified in the firstAvailable list.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "deviceClassName",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "DeviceClassName references a specific DeviceClass, which can define additional configuration and selectors to be inherited by this request.\n\nA class is required if no subrequests are specified in the firstAvailable list and no class can be set if subrequests are specified in the firstAvailable list. Which classes are available depends on the cluster.\n\nAdministrators may use this to restrict which devices may get requested by only installing classes with selectors for permitted devices. If users are free to request anything without restrictions, then administrators can create an empty DeviceClass for users to reference.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "firstAvailable",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceSubRequest,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "FirstAvailable contains subrequests, of which exactly one will be satisfied by the scheduler to satisfy this request. It tries to satisfy them in the order in which they are listed here. So if there are two entries in the list, the scheduler will only check the second one if it determines that the first one cannot be used.\n\nThis field may only be set in the entries of DeviceClaim.Requests.\n\nDRA does not yet implement scoring, so the scheduler will select the first set of devices that satisfies all the requests in the claim. And if the requirements can be satisfied on more than one node, other scheduling features will determine which node is chosen. This means that the set of devices allocated to a claim might not be the optimal set available to the cluster. Scoring will be implemented later.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceSubRequest as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "name",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Name can be used to reference this request in a pod.spec.containers[].resources.claims entry and in a constraint of the claim.\n\nMust be a DNS label.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "selectors",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceSelector,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this request. All selectors must be satisfied for a device to be considered.\n\nThis field can only be set when deviceClassName is set and no subrequests are specified in the firstAvailable list.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "tolerations",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceToleration,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "If specified, the request's tolerations.\n\nTolerations for NoSchedule are required to allocate a device which has a taint with that effect. The same applies to NoExecute.\n\nIn addition, should any of the allocated devices get tainted with NoExecute after allocation and that effect is not tolerated, then all pods consuming the ResourceClaim get deleted to evict them. The scheduler will not let new pods reserve the claim while it has these tainted devices. Once all pods are evicted, the claim will get deallocated.\n\nThe maximum number of tolerations is 16.\n\nThis field can only be set when deviceClassName is set and no subrequests are specified in the firstAvailable list.\n\nThis is an alpha field and requires enabling the DRADeviceTaints feature gate.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceToleration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceRequest as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceRequestAllocationResult {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceRequestAllocationResult",
+        model: &Model {
+            description: Some(
+                "DeviceRequestAllocationResult contains the allocation result for one request.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "adminAccess",
+                    schema: <bool as JsonSchema>::json_schema,
+                    description: Some(
+                        "AdminAccess indicates that this device was allocated for administrative access. See the corresponding request field for a definition of mode.\n\nThis is an alpha field and requires enabling the DRAAdminAccess feature gate. Admin access is disabled if this field is unset or set to false, otherwise it is enabled.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "device",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Device references one device instance via its name in the driver's resource pool. It must be a DNS label.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "driver",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Driver specifies the name of the DRA driver whose kubelet plugin should be invoked to process the allocation once the claim is needed on a node.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "pool",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "This name together with the driver name and the device name field identify which device was allocated (`<driver name>/<pool name>/<device name>`).\n\nMust not be longer than 253 characters and may contain one or more DNS sub-domains separated by slashes.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "request",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Request is the name of the request in the claim which caused this device to be allocated. If it references a subrequest in the firstAvailable list on a DeviceRequest, this field must include both the name of the main request and the subrequest using the format <main request>/<subrequest>.\n\nMultiple devices may have been allocated per request.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "tolerations",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceToleration,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "A copy of all tolerations specified in the request at the time when the device got allocated.\n\nThe maximum number of tolerations is 16.\n\nThis is an alpha field and requires enabling the DRADeviceTaints feature gate.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceToleration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceRequestAllocationResult as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceSelector {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceSelector",
+        model: &Model {
+            description: Some("DeviceSelector must have exactly one field set."),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "cel",
+                    schema: <crate::api::resource::v1alpha3::CELDeviceSelector as JsonSchema>::json_schema,
+                    description: Some(
+                        "CEL contains a CEL expression for selecting a device.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::CELDeviceSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceSelector as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceSubRequest {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceSubRequest",
+        model: &Model {
+            description: Some(
+                "DeviceSubRequest describes a request for device provided in the claim.spec.devices.requests[].firstAvailable array. Each is typically a request for a single resource like a device, but can also ask for several identical devices.\n\nDeviceSubRequest is similar to Request, but doesn't expose the AdminAccess or FirstAvailable fields, as those can only be set on the top-level request. AdminAccess is not supported for requests with a prioritized list, and recursive FirstAvailable fields are not supported.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "allocationMode",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "AllocationMode and its related fields define how devices are allocated to satisfy this request. Supported values are:\n\n- ExactCount: This request is for a specific number of devices.\n  This is the default. The exact number is provided in the\n  count field.\n\n- All: This request is for all of the matching devices in a pool.\n  Allocation will fail if some devices are already allocated,\n  unless adminAccess is requested.\n\nIf AllocationMode is not specified, the default mode is ExactCount. If the mode is ExactCount and count is not specified, the default count is one. Any other requests must specify this field.\n\nMore modes may get added in the future. Clients must refuse to handle requests with unknown modes.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "count",
+                    schema: <i64 as JsonSchema>::json_schema,
+                    description: Some(
+                        "Count is used only when the count mode is \"ExactCount\". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "deviceClassName",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "DeviceClassName references a specific DeviceClass, which can define additional configuration and selectors to be inherited by this subrequest.\n\nA class is required. Which classes are available depends on the cluster.\n\nAdministrators may use this to restrict which devices may get requested by only installing classes with selectors for permitted devices. If users are free to request anything without restrictions, then administrators can create an empty DeviceClass for users to reference.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "name",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Name can be used to reference this subrequest in the list of constraints or the list of configurations for the claim. References must use the format <main request>/<subrequest>.\n\nMust be a DNS label.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "selectors",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceSelector,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this request. All selectors must be satisfied for a device to be considered.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "tolerations",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceToleration,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "If specified, the request's tolerations.\n\nTolerations for NoSchedule are required to allocate a device which has a taint with that effect. The same applies to NoExecute.\n\nIn addition, should any of the allocated devices get tainted with NoExecute after allocation and that effect is not tolerated, then all pods consuming the ResourceClaim get deleted to evict them. The scheduler will not let new pods reserve the claim while it has these tainted devices. Once all pods are evicted, the claim will get deallocated.\n\nThe maximum number of tolerations is 16.\n\nThis is an alpha field and requires enabling the DRADeviceTaints feature gate.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceToleration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceSubRequest as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
 impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaint {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1alpha3.DeviceTaint",
@@ -124,6 +1387,7 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRule {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
                 Prop {
                     name: "status",
                     schema: <crate::api::resource::v1alpha3::DeviceTaintRuleStatus as JsonSchema>::json_schema,
@@ -234,6 +1498,7 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRuleSpec {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRuleStatus {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1alpha3.DeviceTaintRuleStatus",
@@ -284,6 +1549,15 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintSelector {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+                Prop {
+                    name: "deviceClassName",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "If DeviceClassName is set, the selectors defined there must be satisfied by a device to be selected. This field corresponds to class.metadata.name.",
+                    ),
+                    ..Prop::NONE
+                },
                 Prop {
                     name: "driver",
                     schema: <String as JsonSchema>::json_schema,
@@ -300,9 +1574,817 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintSelector {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+                Prop {
+                    name: "selectors",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::DeviceSelector,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "Selectors contains the same selection criteria as a ResourceClaim. Currently, CEL expressions are supported. All of these selectors must be satisfied.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::DeviceSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
             ],
         },
         schema: <crate::api::resource::v1alpha3::DeviceTaintSelector as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::DeviceToleration {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceToleration",
+        model: &Model {
+            description: Some(
+                "The ResourceClaim this DeviceToleration is attached to tolerates any taint that matches the triple <key,value,effect> using the matching operator <operator>.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "effect",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule and NoExecute.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "key",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys. Must be a label name.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "operator",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Operator represents a key's relationship to the value. Valid operators are Exists and Equal. Defaults to Equal. Exists is equivalent to wildcard for value, so that a ResourceClaim can tolerate all taints of a particular category.",
+                    ),
+                    default: Some(crate::schema::Scalar::Str("Equal")),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "tolerationSeconds",
+                    schema: <i64 as JsonSchema>::json_schema,
+                    description: Some(
+                        "TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set, which means tolerate the taint forever (do not evict). Zero and negative values will be treated as 0 (evict immediately) by the system. If larger than zero, the time when the pod needs to be evicted is calculated as <time when taint was adedd> + <toleration seconds>.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "value",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Value is the taint value the toleration matches to. If the operator is Exists, the value must be empty, otherwise just a regular string. Must be a label value.",
+                    ),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceToleration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::NetworkDeviceData {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.NetworkDeviceData",
+        model: &Model {
+            description: Some(
+                "NetworkDeviceData provides network-related details for the allocated device. This information may be filled by drivers or other components to configure or identify the device within a network context.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "hardwareAddress",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "HardwareAddress represents the hardware address (e.g. MAC Address) of the device's network interface.\n\nMust not be longer than 128 characters.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "interfaceName",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "InterfaceName specifies the name of the network interface associated with the allocated device. This might be the name of a physical or virtual network interface being configured in the pod.\n\nMust not be longer than 256 characters.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "ips",
+                    schema: <Vec<String> as JsonSchema>::json_schema,
+                    description: Some(
+                        "IPs lists the network addresses assigned to the device's network interface. This can include both IPv4 and IPv6 addresses. The IPs are in the CIDR notation, which includes both the address and the associated subnet mask. e.g.: \"192.0.2.5/24\" for IPv4 and \"2001:db8::5/64\" for IPv6.\n\nMust not contain more than 16 entries.",
+                    ),
+                    list_type: Some("atomic"),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::NetworkDeviceData as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::OpaqueDeviceConfiguration {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.OpaqueDeviceConfiguration",
+        model: &Model {
+            description: Some(
+                "OpaqueDeviceConfiguration contains configuration parameters for a driver in a format defined by the driver vendor.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "driver",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Driver is used to determine which kubelet plugin needs to be passed these configuration parameters.\n\nAn admission policy provided by the driver developer could use this to decide whether it needs to validate them.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "parameters",
+                    schema: <crate::apimachinery::pkg::runtime::RawExtension as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Parameters can contain arbitrary data. It is the responsibility of the driver developer to handle validation and versioning. Typically this includes self-identification and a version (\"kind\" + \"apiVersion\" for Kubernetes types), with conversion between different versions.\n\nThe length of the raw data must be smaller or equal to 10 Ki.",
+                    ),
+                    reference: <crate::apimachinery::pkg::runtime::RawExtension as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::OpaqueDeviceConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::ResourceClaim {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.ResourceClaim",
+        model: &Model {
+            description: Some(
+                "ResourceClaim describes a request for access to resources in the cluster, for use by workloads. For example, if a workload needs an accelerator device with specific properties, this is how that request is expressed. The status stanza tracks whether this claim has been satisfied and what specific resources have been allocated.\n\nThis is an alpha type and requires enabling the DynamicResourceAllocation feature gate.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
+                    description: Some("Standard object metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::resource::v1alpha3::ResourceClaimSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Spec describes what is being requested and how to configure it. The spec is immutable.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::ResourceClaimSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "status",
+                    schema: <crate::api::resource::v1alpha3::ResourceClaimStatus as JsonSchema>::json_schema,
+                    description: Some(
+                        "Status describes whether the claim is ready to use and what has been allocated.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::ResourceClaimStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::ResourceClaim as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::ResourceClaimConsumerReference {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.ResourceClaimConsumerReference",
+        model: &Model {
+            description: Some(
+                "ResourceClaimConsumerReference contains enough information to let you locate the consumer of a ResourceClaim. The user must be a resource in the same namespace as the ResourceClaim.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiGroup",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIGroup is the group for the resource being referenced. It is empty for the core API. This matches the group in the APIVersion that is used when creating the resources.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "name",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some("Name is the name of resource being referenced."),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "resource",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Resource is the type of resource being referenced, for example \"pods\".",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "uid",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "UID identifies exactly one incarnation of the resource.",
+                    ),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::ResourceClaimConsumerReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::ResourceClaimList {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.ResourceClaimList",
+        model: &Model {
+            description: Some("ResourceClaimList is a collection of claims."),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "items",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::ResourceClaim,
+                    > as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some("Items is the list of resource claims."),
+                    reference: <crate::api::resource::v1alpha3::ResourceClaim as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
+                    description: Some("Standard list metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::ResourceClaimList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::ResourceClaimSpec {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.ResourceClaimSpec",
+        model: &Model {
+            description: Some(
+                "ResourceClaimSpec defines what is being requested in a ResourceClaim and how to configure it.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "devices",
+                    schema: <crate::api::resource::v1alpha3::DeviceClaim as JsonSchema>::json_schema,
+                    description: Some("Devices defines how to request devices."),
+                    reference: <crate::api::resource::v1alpha3::DeviceClaim as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::ResourceClaimSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::ResourceClaimStatus {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.ResourceClaimStatus",
+        model: &Model {
+            description: Some(
+                "ResourceClaimStatus tracks whether the resource has been allocated and what the result of that was.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "allocation",
+                    schema: <crate::api::resource::v1alpha3::AllocationResult as JsonSchema>::json_schema,
+                    description: Some(
+                        "Allocation is set once the claim has been allocated successfully.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::AllocationResult as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "devices",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::AllocatedDeviceStatus,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "Devices contains the status of each device allocated for this claim, as reported by the driver. This can include driver-specific information. Entries are owned by their respective drivers.",
+                    ),
+                    list_type: Some("map"),
+                    list_map_keys: &["driver", "device", "pool"],
+                    reference: <crate::api::resource::v1alpha3::AllocatedDeviceStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "reservedFor",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::ResourceClaimConsumerReference,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "ReservedFor indicates which entities are currently allowed to use the claim. A Pod which references a ResourceClaim which is not reserved for that Pod will not be started. A claim that is in use or might be in use because it has been reserved must not get deallocated.\n\nIn a cluster with multiple scheduler instances, two pods might get scheduled concurrently by different schedulers. When they reference the same ResourceClaim which already has reached its maximum number of consumers, only one pod can be scheduled.\n\nBoth schedulers try to add their pod to the claim.status.reservedFor field, but only the update that reaches the API server first gets stored. The other one fails with an error and the scheduler which issued it knows that it must put the pod back into the queue, waiting for the ResourceClaim to become usable again.\n\nThere can be at most 256 such reservations. This may get increased in the future, but not reduced.",
+                    ),
+                    list_type: Some("map"),
+                    list_map_keys: &["uid"],
+                    reference: <crate::api::resource::v1alpha3::ResourceClaimConsumerReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::ResourceClaimStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::ResourceClaimTemplate {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.ResourceClaimTemplate",
+        model: &Model {
+            description: Some(
+                "ResourceClaimTemplate is used to produce ResourceClaim objects.\n\nThis is an alpha type and requires enabling the DynamicResourceAllocation feature gate.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
+                    description: Some("Standard object metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::resource::v1alpha3::ResourceClaimTemplateSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Describes the ResourceClaim that is to be generated.\n\nThis field is immutable. A ResourceClaim will get created by the control plane for a Pod when needed and then not get updated anymore.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::ResourceClaimTemplateSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::ResourceClaimTemplate as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::ResourceClaimTemplateList {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.ResourceClaimTemplateList",
+        model: &Model {
+            description: Some(
+                "ResourceClaimTemplateList is a collection of claim templates.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "items",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::ResourceClaimTemplate,
+                    > as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some("Items is the list of resource claim templates."),
+                    reference: <crate::api::resource::v1alpha3::ResourceClaimTemplate as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
+                    description: Some("Standard list metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::ResourceClaimTemplateList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::ResourceClaimTemplateSpec {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.ResourceClaimTemplateSpec",
+        model: &Model {
+            description: Some(
+                "ResourceClaimTemplateSpec contains the metadata and fields for a ResourceClaim.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
+                    description: Some(
+                        "ObjectMeta may contain labels and annotations that will be copied into the ResourceClaim when creating it. No other fields are allowed and will be rejected during validation.",
+                    ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::resource::v1alpha3::ResourceClaimSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Spec for the ResourceClaim. The entire content is copied unchanged into the ResourceClaim that gets created from this template. The same fields as in a ResourceClaim are also valid here.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::ResourceClaimSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::ResourceClaimTemplateSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::ResourcePool {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.ResourcePool",
+        model: &Model {
+            description: Some(
+                "ResourcePool describes the pool that ResourceSlices belong to.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "generation",
+                    schema: <i64 as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Generation tracks the change in a pool over time. Whenever a driver changes something about one or more of the resources in a pool, it must change the generation in all ResourceSlices which are part of that pool. Consumers of ResourceSlices should only consider resources from the pool with the highest generation number. The generation may be reset by drivers, which should be fine for consumers, assuming that all ResourceSlices in a pool are updated to match or deleted.\n\nCombined with ResourceSliceCount, this mechanism enables consumers to detect pools which are comprised of multiple ResourceSlices and are in an incomplete state.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "name",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Name is used to identify the pool. For node-local devices, this is often the node name, but this is not required.\n\nIt must not be longer than 253 characters and must consist of one or more DNS sub-domains separated by slashes. This field is immutable.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "resourceSliceCount",
+                    schema: <i64 as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "ResourceSliceCount is the total number of ResourceSlices in the pool at this generation number. Must be greater than zero.\n\nConsumers can use this to check whether they have seen all ResourceSlices belonging to the same pool.",
+                    ),
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::ResourcePool as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::ResourceSlice {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.ResourceSlice",
+        model: &Model {
+            description: Some(
+                "ResourceSlice represents one or more resources in a pool of similar resources, managed by a common driver. A pool may span more than one ResourceSlice, and exactly how many ResourceSlices comprise a pool is determined by the driver.\n\nAt the moment, the only supported resources are devices with attributes and capacities. Each device in a given pool, regardless of how many ResourceSlices, must have a unique name. The ResourceSlice in which a device gets published may change over time. The unique identifier for a device is the tuple <driver name>, <pool name>, <device name>.\n\nWhenever a driver needs to update a pool, it increments the pool.Spec.Pool.Generation number and updates all ResourceSlices with that new number and new resource definitions. A consumer must only use ResourceSlices with the highest generation number and ignore all others.\n\nWhen allocating all resources in a pool matching certain criteria or when looking for the best solution among several different alternatives, a consumer should check the number of ResourceSlices in a pool (included in each ResourceSlice) to determine whether its view of a pool is complete and if not, should wait until the driver has completed updating the pool.\n\nFor resources that are not local to a node, the node name is not set. Instead, the driver may use a node selector to specify where the devices are available.\n\nThis is an alpha type and requires enabling the DynamicResourceAllocation feature gate.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
+                    description: Some("Standard object metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::resource::v1alpha3::ResourceSliceSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Contains the information published by the driver.\n\nChanging the spec automatically increments the metadata.generation number.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::ResourceSliceSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::ResourceSlice as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::ResourceSliceList {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.ResourceSliceList",
+        model: &Model {
+            description: Some("ResourceSliceList is a collection of ResourceSlices."),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "apiVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "kind",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "items",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::ResourceSlice,
+                    > as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some("Items is the list of resource ResourceSlices."),
+                    reference: <crate::api::resource::v1alpha3::ResourceSlice as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "metadata",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
+                    description: Some("Standard list metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::ResourceSliceList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
+    }
+}
+#[cfg(feature = "v1_33")]
+impl JsonSchema for crate::api::resource::v1alpha3::ResourceSliceSpec {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.ResourceSliceSpec",
+        model: &Model {
+            description: Some(
+                "ResourceSliceSpec contains the information published by the driver in one ResourceSlice.",
+            ),
+            map_type: None,
+            opaque: false,
+            properties: &[
+                Prop {
+                    name: "allNodes",
+                    schema: <bool as JsonSchema>::json_schema,
+                    description: Some(
+                        "AllNodes indicates that all nodes have access to the resources in the pool.\n\nExactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "devices",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::Device,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "Devices lists some or all of the devices in this pool.\n\nMust not have more than 128 entries.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::Device as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "driver",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. This field is immutable.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "nodeName",
+                    schema: <String as JsonSchema>::json_schema,
+                    description: Some(
+                        "NodeName identifies the node which provides the resources in this pool. A field selector can be used to list only ResourceSlice objects belonging to a certain node.\n\nThis field can be used to limit access from nodes to ResourceSlices with the same node name. It also indicates to autoscalers that adding new nodes of the same type as some old node might also make new resources available.\n\nExactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set. This field is immutable.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "nodeSelector",
+                    schema: <crate::api::core::v1::NodeSelector as JsonSchema>::json_schema,
+                    description: Some(
+                        "NodeSelector defines which nodes have access to the resources in the pool, when that pool is not limited to a single node.\n\nMust use exactly one term.\n\nExactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set.",
+                    ),
+                    reference: <crate::api::core::v1::NodeSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "perDeviceNodeSelection",
+                    schema: <bool as JsonSchema>::json_schema,
+                    description: Some(
+                        "PerDeviceNodeSelection defines whether the access from nodes to resources in the pool is set on the ResourceSlice level or on each device. If it is set to true, every device defined the ResourceSlice must specify this individually.\n\nExactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set.",
+                    ),
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "pool",
+                    schema: <crate::api::resource::v1alpha3::ResourcePool as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Pool describes the pool that this ResourceSlice belongs to.",
+                    ),
+                    reference: <crate::api::resource::v1alpha3::ResourcePool as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                Prop {
+                    name: "sharedCounters",
+                    schema: <Vec<
+                        crate::api::resource::v1alpha3::CounterSet,
+                    > as JsonSchema>::json_schema,
+                    description: Some(
+                        "SharedCounters defines a list of counter sets, each of which has a name and a list of counters available.\n\nThe names of the SharedCounters must be unique in the ResourceSlice.\n\nThe maximum number of SharedCounters is 32.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1alpha3::CounterSet as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+            ],
+        },
+        schema: <crate::api::resource::v1alpha3::ResourceSliceSpec as JsonSchema>::json_schema,
     });
     fn json_schema() -> JSONSchemaProps {
         crate::schema::openapi::build(Self::DEFINITION)

@@ -18,12 +18,15 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::resource::v1beta1::CELDeviceSelector as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1beta1::CapacityRequestPolicy as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1beta1::CapacityRequestPolicyRange as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1beta1::CapacityRequirements as JsonSchema>::DEFINITION,
     ),
@@ -204,6 +207,7 @@ impl JsonSchema for crate::api::resource::v1beta1::AllocatedDeviceStatus {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "shareID",
                     schema: <String as JsonSchema>::json_schema,
@@ -230,6 +234,7 @@ impl JsonSchema for crate::api::resource::v1beta1::AllocationResult {
             map_type: None,
             opaque: false,
             properties: &[
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "allocationTimestamp",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
@@ -282,6 +287,7 @@ impl JsonSchema for crate::api::resource::v1beta1::BasicDevice {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "allowMultipleAllocations",
                     schema: <bool as JsonSchema>::json_schema,
@@ -303,6 +309,7 @@ impl JsonSchema for crate::api::resource::v1beta1::BasicDevice {
                     wrap: crate::schema::Wrap::Map,
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "bindingConditions",
                     schema: <Vec<String> as JsonSchema>::json_schema,
@@ -312,6 +319,7 @@ impl JsonSchema for crate::api::resource::v1beta1::BasicDevice {
                     list_type: Some("atomic"),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "bindingFailureConditions",
                     schema: <Vec<String> as JsonSchema>::json_schema,
@@ -321,6 +329,7 @@ impl JsonSchema for crate::api::resource::v1beta1::BasicDevice {
                     list_type: Some("atomic"),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "bindsToNode",
                     schema: <bool as JsonSchema>::json_schema,
@@ -421,6 +430,7 @@ impl JsonSchema for crate::api::resource::v1beta1::CELDeviceSelector {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1beta1::CapacityRequestPolicy {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1beta1.CapacityRequestPolicy",
@@ -472,6 +482,7 @@ impl JsonSchema for crate::api::resource::v1beta1::CapacityRequestPolicy {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1beta1::CapacityRequestPolicyRange {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1beta1.CapacityRequestPolicyRange",
@@ -521,6 +532,7 @@ impl JsonSchema for crate::api::resource::v1beta1::CapacityRequestPolicyRange {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1beta1::CapacityRequirements {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1beta1.CapacityRequirements",
@@ -797,6 +809,7 @@ impl JsonSchema for crate::api::resource::v1beta1::DeviceCapacity {
             map_type: None,
             opaque: false,
             properties: &[
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "requestPolicy",
                     schema: <crate::api::resource::v1beta1::CapacityRequestPolicy as JsonSchema>::json_schema,
@@ -1073,6 +1086,7 @@ impl JsonSchema for crate::api::resource::v1beta1::DeviceClassSpec {
                     wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "extendedResourceName",
                     schema: <String as JsonSchema>::json_schema,
@@ -1112,6 +1126,7 @@ impl JsonSchema for crate::api::resource::v1beta1::DeviceConstraint {
             map_type: None,
             opaque: false,
             properties: &[
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "distinctAttribute",
                     schema: <String as JsonSchema>::json_schema,
@@ -1212,6 +1227,7 @@ impl JsonSchema for crate::api::resource::v1beta1::DeviceRequest {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "capacity",
                     schema: <crate::api::resource::v1beta1::CapacityRequirements as JsonSchema>::json_schema,
@@ -1312,6 +1328,7 @@ impl JsonSchema for crate::api::resource::v1beta1::DeviceRequestAllocationResult
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "bindingConditions",
                     schema: <Vec<String> as JsonSchema>::json_schema,
@@ -1321,6 +1338,7 @@ impl JsonSchema for crate::api::resource::v1beta1::DeviceRequestAllocationResult
                     list_type: Some("atomic"),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "bindingFailureConditions",
                     schema: <Vec<String> as JsonSchema>::json_schema,
@@ -1330,6 +1348,7 @@ impl JsonSchema for crate::api::resource::v1beta1::DeviceRequestAllocationResult
                     list_type: Some("atomic"),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "consumedCapacity",
                     schema: <std::collections::BTreeMap<
@@ -1379,6 +1398,7 @@ impl JsonSchema for crate::api::resource::v1beta1::DeviceRequestAllocationResult
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "shareID",
                     schema: <String as JsonSchema>::json_schema,
@@ -1452,6 +1472,7 @@ impl JsonSchema for crate::api::resource::v1beta1::DeviceSubRequest {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "capacity",
                     schema: <crate::api::resource::v1beta1::CapacityRequirements as JsonSchema>::json_schema,

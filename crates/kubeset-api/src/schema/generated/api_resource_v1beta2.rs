@@ -15,12 +15,15 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::resource::v1beta2::CELDeviceSelector as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1beta2::CapacityRequestPolicy as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1beta2::CapacityRequestPolicyRange as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::resource::v1beta2::CapacityRequirements as JsonSchema>::DEFINITION,
     ),
@@ -204,6 +207,7 @@ impl JsonSchema for crate::api::resource::v1beta2::AllocatedDeviceStatus {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "shareID",
                     schema: <String as JsonSchema>::json_schema,
@@ -230,6 +234,7 @@ impl JsonSchema for crate::api::resource::v1beta2::AllocationResult {
             map_type: None,
             opaque: false,
             properties: &[
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "allocationTimestamp",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
@@ -293,6 +298,7 @@ impl JsonSchema for crate::api::resource::v1beta2::CELDeviceSelector {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1beta2::CapacityRequestPolicy {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1beta2.CapacityRequestPolicy",
@@ -344,6 +350,7 @@ impl JsonSchema for crate::api::resource::v1beta2::CapacityRequestPolicy {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1beta2::CapacityRequestPolicyRange {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1beta2.CapacityRequestPolicyRange",
@@ -393,6 +400,7 @@ impl JsonSchema for crate::api::resource::v1beta2::CapacityRequestPolicyRange {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::resource::v1beta2::CapacityRequirements {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.resource.v1beta2.CapacityRequirements",
@@ -510,6 +518,7 @@ impl JsonSchema for crate::api::resource::v1beta2::Device {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "allowMultipleAllocations",
                     schema: <bool as JsonSchema>::json_schema,
@@ -531,6 +540,7 @@ impl JsonSchema for crate::api::resource::v1beta2::Device {
                     wrap: crate::schema::Wrap::Map,
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "bindingConditions",
                     schema: <Vec<String> as JsonSchema>::json_schema,
@@ -540,6 +550,7 @@ impl JsonSchema for crate::api::resource::v1beta2::Device {
                     list_type: Some("atomic"),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "bindingFailureConditions",
                     schema: <Vec<String> as JsonSchema>::json_schema,
@@ -549,6 +560,7 @@ impl JsonSchema for crate::api::resource::v1beta2::Device {
                     list_type: Some("atomic"),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "bindsToNode",
                     schema: <bool as JsonSchema>::json_schema,
@@ -773,6 +785,7 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceCapacity {
             map_type: None,
             opaque: false,
             properties: &[
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "requestPolicy",
                     schema: <crate::api::resource::v1beta2::CapacityRequestPolicy as JsonSchema>::json_schema,
@@ -1049,6 +1062,7 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceClassSpec {
                     wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "extendedResourceName",
                     schema: <String as JsonSchema>::json_schema,
@@ -1088,6 +1102,7 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceConstraint {
             map_type: None,
             opaque: false,
             properties: &[
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "distinctAttribute",
                     schema: <String as JsonSchema>::json_schema,
@@ -1230,6 +1245,7 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceRequestAllocationResult
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "bindingConditions",
                     schema: <Vec<String> as JsonSchema>::json_schema,
@@ -1239,6 +1255,7 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceRequestAllocationResult
                     list_type: Some("atomic"),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "bindingFailureConditions",
                     schema: <Vec<String> as JsonSchema>::json_schema,
@@ -1248,6 +1265,7 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceRequestAllocationResult
                     list_type: Some("atomic"),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "consumedCapacity",
                     schema: <std::collections::BTreeMap<
@@ -1297,6 +1315,7 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceRequestAllocationResult
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "shareID",
                     schema: <String as JsonSchema>::json_schema,
@@ -1370,6 +1389,7 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceSubRequest {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "capacity",
                     schema: <crate::api::resource::v1beta2::CapacityRequirements as JsonSchema>::json_schema,
@@ -1579,6 +1599,7 @@ impl JsonSchema for crate::api::resource::v1beta2::ExactDeviceRequest {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "capacity",
                     schema: <crate::api::resource::v1beta2::CapacityRequirements as JsonSchema>::json_schema,

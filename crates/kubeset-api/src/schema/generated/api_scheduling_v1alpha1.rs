@@ -6,31 +6,40 @@
 use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
 /// The module's definitions, sorted by name.
 pub(super) const DEFINITIONS: &[Definition] = &[
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::scheduling::v1alpha1::BasicSchedulingPolicy as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::scheduling::v1alpha1::GangSchedulingPolicy as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::scheduling::v1alpha1::PodGroup as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::scheduling::v1alpha1::PodGroupPolicy as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::scheduling::v1alpha1::TypedLocalObjectReference as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::scheduling::v1alpha1::Workload as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::scheduling::v1alpha1::WorkloadList as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::scheduling::v1alpha1::WorkloadSpec as JsonSchema>::DEFINITION,
     ),
 ];
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::scheduling::v1alpha1::BasicSchedulingPolicy {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.scheduling.v1alpha1.BasicSchedulingPolicy",
@@ -48,6 +57,7 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::BasicSchedulingPolicy {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::scheduling::v1alpha1::GangSchedulingPolicy {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.scheduling.v1alpha1.GangSchedulingPolicy",
@@ -75,6 +85,7 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::GangSchedulingPolicy {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::scheduling::v1alpha1::PodGroup {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.scheduling.v1alpha1.PodGroup",
@@ -113,6 +124,7 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::PodGroup {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::scheduling::v1alpha1::PodGroupPolicy {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.scheduling.v1alpha1.PodGroupPolicy",
@@ -151,6 +163,7 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::PodGroupPolicy {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::scheduling::v1alpha1::TypedLocalObjectReference {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.scheduling.v1alpha1.TypedLocalObjectReference",
@@ -195,6 +208,7 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::TypedLocalObjectReference 
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::scheduling::v1alpha1::Workload {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.scheduling.v1alpha1.Workload",
@@ -250,6 +264,7 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::Workload {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::scheduling::v1alpha1::WorkloadList {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.scheduling.v1alpha1.WorkloadList",
@@ -301,6 +316,7 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::WorkloadList {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::scheduling::v1alpha1::WorkloadSpec {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.scheduling.v1alpha1.WorkloadSpec",

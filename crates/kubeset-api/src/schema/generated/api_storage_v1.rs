@@ -57,9 +57,11 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::api::storage::v1::VolumeAttachmentStatus as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::storage::v1::VolumeAttributesClass as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(feature = "v1_33"))]
     crate::schema::openapi::expect(
         <crate::api::storage::v1::VolumeAttributesClassList as JsonSchema>::DEFINITION,
     ),
@@ -234,6 +236,7 @@ impl JsonSchema for crate::api::storage::v1::CSIDriverSpec {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
                 Prop {
                     name: "serviceAccountTokenInSecrets",
                     schema: <bool as JsonSchema>::json_schema,
@@ -1073,6 +1076,7 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttachmentStatus {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::storage::v1::VolumeAttributesClass {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.storage.v1.VolumeAttributesClass",
@@ -1135,6 +1139,7 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttributesClass {
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(feature = "v1_33"))]
 impl JsonSchema for crate::api::storage::v1::VolumeAttributesClassList {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.storage.v1.VolumeAttributesClassList",

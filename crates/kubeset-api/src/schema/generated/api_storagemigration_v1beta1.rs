@@ -6,19 +6,24 @@
 use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
 /// The module's definitions, sorted by name.
 pub(super) const DEFINITIONS: &[Definition] = &[
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::storagemigration::v1beta1::StorageVersionMigration as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::storagemigration::v1beta1::StorageVersionMigrationList as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus as JsonSchema>::DEFINITION,
     ),
 ];
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::storagemigration::v1beta1::StorageVersionMigration {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.storagemigration.v1beta1.StorageVersionMigration",
@@ -79,6 +84,7 @@ impl JsonSchema for crate::api::storagemigration::v1beta1::StorageVersionMigrati
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::storagemigration::v1beta1::StorageVersionMigrationList {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationList",
@@ -134,6 +140,7 @@ impl JsonSchema for crate::api::storagemigration::v1beta1::StorageVersionMigrati
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationSpec",
@@ -161,6 +168,7 @@ impl JsonSchema for crate::api::storagemigration::v1beta1::StorageVersionMigrati
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema
 for crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {

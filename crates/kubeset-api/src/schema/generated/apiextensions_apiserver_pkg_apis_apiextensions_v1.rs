@@ -184,6 +184,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
                 Prop {
                     name: "observedGeneration",
                     schema: <i64 as JsonSchema>::json_schema,
@@ -332,6 +333,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
                 Prop {
                     name: "observedGeneration",
                     schema: <i64 as JsonSchema>::json_schema,

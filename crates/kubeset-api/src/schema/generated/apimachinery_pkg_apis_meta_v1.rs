@@ -30,6 +30,7 @@ pub(super) const DEFINITIONS: &[Definition] = &[
     crate::schema::openapi::expect(
         <crate::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement as JsonSchema>::DEFINITION,
     ),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     crate::schema::openapi::expect(
         <crate::apimachinery::pkg::apis::meta::v1::GroupResource as JsonSchema>::DEFINITION,
     ),
@@ -615,6 +616,7 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::FieldSelectorRequi
         crate::schema::openapi::build(Self::DEFINITION)
     }
 }
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::GroupResource {
     const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
         name: "io.k8s.apimachinery.pkg.apis.meta.v1.GroupResource",

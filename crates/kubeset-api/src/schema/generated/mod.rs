@@ -71,8 +71,12 @@ mod api_scheduling_v1;
 mod api_scheduling_v1alpha1;
 #[cfg(all(feature = "schemas", feature = "storage-v1"))]
 mod api_storage_v1;
+#[cfg(all(feature = "schemas", feature = "storage-v1alpha1"))]
+mod api_storage_v1alpha1;
 #[cfg(all(feature = "schemas", feature = "storage-v1beta1"))]
 mod api_storage_v1beta1;
+#[cfg(all(feature = "schemas", feature = "storagemigration-v1alpha1"))]
+mod api_storagemigration_v1alpha1;
 #[cfg(all(feature = "schemas", feature = "storagemigration-v1beta1"))]
 mod api_storagemigration_v1beta1;
 #[cfg(all(feature = "schemas", feature = "apiextensions-v1"))]
@@ -274,9 +278,23 @@ pub(crate) fn definition(name: &str) -> Option<crate::schema::Definition> {
     if let Some(d) = crate::schema::openapi::find(api_storage_v1::DEFINITIONS, name) {
         return Some(d);
     }
+    #[cfg(all(feature = "schemas", feature = "storage-v1alpha1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_storage_v1alpha1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
     #[cfg(all(feature = "schemas", feature = "storage-v1beta1"))]
     if let Some(d) = crate::schema::openapi::find(
         api_storage_v1beta1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "storagemigration-v1alpha1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_storagemigration_v1alpha1::DEFINITIONS,
         name,
     ) {
         return Some(d);

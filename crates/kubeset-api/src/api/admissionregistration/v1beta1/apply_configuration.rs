@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.admissionregistration.v1beta1.ApplyConfiguration` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1beta1.json.
 
 /// ApplyConfiguration defines the desired configuration values of an object.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ApplyConfiguration {
     /// expression will be evaluated by CEL to create an apply configuration. ref: https://github.com/google/cel-spec

@@ -2,17 +2,45 @@
 // Source: kubernetes/v1.35.
 
 //! Types of `api::admissionregistration::v1beta1` (cargo feature `admissionregistration-v1beta1`).
+#[cfg(not(feature = "v1_33"))]
 mod apply_configuration;
+#[cfg(not(feature = "v1_33"))]
 pub use self::apply_configuration::ApplyConfiguration;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod apply_configuration_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::apply_configuration_apply::ApplyConfigurationApply;
+#[cfg(feature = "v1_33")]
+mod audit_annotation;
+#[cfg(feature = "v1_33")]
+pub use self::audit_annotation::AuditAnnotation;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod audit_annotation_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::audit_annotation_apply::AuditAnnotationApply;
+#[cfg(feature = "v1_33")]
+mod expression_warning;
+#[cfg(feature = "v1_33")]
+pub use self::expression_warning::ExpressionWarning;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod expression_warning_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::expression_warning_apply::ExpressionWarningApply;
+#[cfg(not(feature = "v1_33"))]
 mod json_patch;
+#[cfg(not(feature = "v1_33"))]
 pub use self::json_patch::JSONPatch;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod json_patch_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::json_patch_apply::JSONPatchApply;
 mod match_condition;
 pub use self::match_condition::MatchCondition;
@@ -26,47 +54,75 @@ pub use self::match_resources::MatchResources;
 mod match_resources_apply;
 #[cfg(feature = "apply")]
 pub use self::match_resources_apply::MatchResourcesApply;
+#[cfg(not(feature = "v1_33"))]
 mod mutating_admission_policy;
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutating_admission_policy::MutatingAdmissionPolicy;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod mutating_admission_policy_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutating_admission_policy_apply::MutatingAdmissionPolicyApply;
+#[cfg(not(feature = "v1_33"))]
 mod mutating_admission_policy_binding;
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutating_admission_policy_binding::MutatingAdmissionPolicyBinding;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod mutating_admission_policy_binding_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutating_admission_policy_binding_apply::MutatingAdmissionPolicyBindingApply;
+#[cfg(not(feature = "v1_33"))]
 mod mutating_admission_policy_binding_list;
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutating_admission_policy_binding_list::MutatingAdmissionPolicyBindingList;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod mutating_admission_policy_binding_list_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutating_admission_policy_binding_list_apply::MutatingAdmissionPolicyBindingListApply;
+#[cfg(not(feature = "v1_33"))]
 mod mutating_admission_policy_binding_spec;
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutating_admission_policy_binding_spec::MutatingAdmissionPolicyBindingSpec;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod mutating_admission_policy_binding_spec_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutating_admission_policy_binding_spec_apply::MutatingAdmissionPolicyBindingSpecApply;
+#[cfg(not(feature = "v1_33"))]
 mod mutating_admission_policy_list;
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutating_admission_policy_list::MutatingAdmissionPolicyList;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod mutating_admission_policy_list_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutating_admission_policy_list_apply::MutatingAdmissionPolicyListApply;
+#[cfg(not(feature = "v1_33"))]
 mod mutating_admission_policy_spec;
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutating_admission_policy_spec::MutatingAdmissionPolicySpec;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod mutating_admission_policy_spec_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutating_admission_policy_spec_apply::MutatingAdmissionPolicySpecApply;
+#[cfg(not(feature = "v1_33"))]
 mod mutation;
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutation::Mutation;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod mutation_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::mutation_apply::MutationApply;
 mod named_rule_with_operations;
 pub use self::named_rule_with_operations::NamedRuleWithOperations;
@@ -86,6 +142,96 @@ pub use self::param_ref::ParamRef;
 mod param_ref_apply;
 #[cfg(feature = "apply")]
 pub use self::param_ref_apply::ParamRefApply;
+#[cfg(feature = "v1_33")]
+mod type_checking;
+#[cfg(feature = "v1_33")]
+pub use self::type_checking::TypeChecking;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod type_checking_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::type_checking_apply::TypeCheckingApply;
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy;
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy::ValidatingAdmissionPolicy;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy_apply::ValidatingAdmissionPolicyApply;
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy_binding;
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy_binding::ValidatingAdmissionPolicyBinding;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy_binding_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy_binding_apply::ValidatingAdmissionPolicyBindingApply;
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy_binding_list;
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy_binding_list::ValidatingAdmissionPolicyBindingList;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy_binding_list_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy_binding_list_apply::ValidatingAdmissionPolicyBindingListApply;
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy_binding_spec;
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy_binding_spec::ValidatingAdmissionPolicyBindingSpec;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy_binding_spec_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy_binding_spec_apply::ValidatingAdmissionPolicyBindingSpecApply;
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy_list;
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy_list::ValidatingAdmissionPolicyList;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy_list_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy_list_apply::ValidatingAdmissionPolicyListApply;
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy_spec;
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy_spec::ValidatingAdmissionPolicySpec;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy_spec_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy_spec_apply::ValidatingAdmissionPolicySpecApply;
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy_status;
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy_status::ValidatingAdmissionPolicyStatus;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod validating_admission_policy_status_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::validating_admission_policy_status_apply::ValidatingAdmissionPolicyStatusApply;
+#[cfg(feature = "v1_33")]
+mod validation;
+#[cfg(feature = "v1_33")]
+pub use self::validation::Validation;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod validation_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::validation_apply::ValidationApply;
 mod variable;
 pub use self::variable::Variable;
 #[cfg(feature = "apply")]

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyList` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1beta1.json.
 
 /// MutatingAdmissionPolicyList is a list of MutatingAdmissionPolicy.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyList {
     /// List of ValidatingAdmissionPolicy.

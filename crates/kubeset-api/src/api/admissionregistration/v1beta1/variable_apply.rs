@@ -10,6 +10,14 @@ pub struct VariableApply {
     pub name: Option<String>,
 }
 impl VariableApply {
+    /// An item of a keyed list (`listType=map`) identified by `name`: only its keys set.
+    #[must_use]
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: Some(name.into()),
+            ..Self::default()
+        }
+    }
     /// Sets `expression`.
     ///
     /// See [`crate::api::admissionregistration::v1beta1::Variable::expression`].

@@ -20,3 +20,43 @@ pub use self::cluster_trust_bundle_spec::ClusterTrustBundleSpec;
 mod cluster_trust_bundle_spec_apply;
 #[cfg(feature = "apply")]
 pub use self::cluster_trust_bundle_spec_apply::ClusterTrustBundleSpecApply;
+#[cfg(feature = "v1_34")]
+mod pod_certificate_request;
+#[cfg(feature = "v1_34")]
+pub use self::pod_certificate_request::PodCertificateRequest;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_34")]
+mod pod_certificate_request_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_34")]
+pub use self::pod_certificate_request_apply::PodCertificateRequestApply;
+#[cfg(feature = "v1_34")]
+mod pod_certificate_request_list;
+#[cfg(feature = "v1_34")]
+pub use self::pod_certificate_request_list::PodCertificateRequestList;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_34")]
+mod pod_certificate_request_list_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_34")]
+pub use self::pod_certificate_request_list_apply::PodCertificateRequestListApply;
+#[cfg(feature = "v1_34")]
+mod pod_certificate_request_spec;
+#[cfg(feature = "v1_34")]
+pub use self::pod_certificate_request_spec::PodCertificateRequestSpec;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_34")]
+mod pod_certificate_request_spec_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_34")]
+pub use self::pod_certificate_request_spec_apply::PodCertificateRequestSpecApply;
+#[cfg(feature = "v1_34")]
+mod pod_certificate_request_status;
+#[cfg(feature = "v1_34")]
+pub use self::pod_certificate_request_status::PodCertificateRequestStatus;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_34")]
+mod pod_certificate_request_status_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_34")]
+pub use self::pod_certificate_request_status_apply::PodCertificateRequestStatusApply;

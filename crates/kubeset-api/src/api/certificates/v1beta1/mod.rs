@@ -20,27 +20,43 @@ pub use self::cluster_trust_bundle_spec::ClusterTrustBundleSpec;
 mod cluster_trust_bundle_spec_apply;
 #[cfg(feature = "apply")]
 pub use self::cluster_trust_bundle_spec_apply::ClusterTrustBundleSpecApply;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod pod_certificate_request;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::pod_certificate_request::PodCertificateRequest;
 #[cfg(feature = "apply")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod pod_certificate_request_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::pod_certificate_request_apply::PodCertificateRequestApply;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod pod_certificate_request_list;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::pod_certificate_request_list::PodCertificateRequestList;
 #[cfg(feature = "apply")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod pod_certificate_request_list_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::pod_certificate_request_list_apply::PodCertificateRequestListApply;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod pod_certificate_request_spec;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::pod_certificate_request_spec::PodCertificateRequestSpec;
 #[cfg(feature = "apply")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod pod_certificate_request_spec_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::pod_certificate_request_spec_apply::PodCertificateRequestSpecApply;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod pod_certificate_request_status;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::pod_certificate_request_status::PodCertificateRequestStatus;
 #[cfg(feature = "apply")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod pod_certificate_request_status_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::pod_certificate_request_status_apply::PodCertificateRequestStatusApply;

@@ -4,6 +4,8 @@
 /// PodCertificateRequest encodes a pod requesting a certificate from a given signer.
 ///
 /// Kubelets use this API to implement podCertificate projected volumes
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequest {
     /// metadata contains the object metadata.

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.certificates.v1beta1.PodCertificateRequestList` of kubernetes/v1.35/openapi-v3/apis/certificates.k8s.io/v1beta1.json.
 
 /// PodCertificateRequestList is a collection of PodCertificateRequest objects
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequestList {
     /// items is a collection of PodCertificateRequest objects

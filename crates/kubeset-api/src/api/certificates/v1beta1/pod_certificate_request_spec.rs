@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec` of kubernetes/v1.35/openapi-v3/apis/certificates.k8s.io/v1beta1.json.
 
 /// PodCertificateRequestSpec describes the certificate request.  All fields are immutable after creation.
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequestSpec {
     /// maxExpirationSeconds is the maximum lifetime permitted for the certificate.

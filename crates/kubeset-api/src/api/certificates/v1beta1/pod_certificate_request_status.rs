@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.certificates.v1beta1.PodCertificateRequestStatus` of kubernetes/v1.35/openapi-v3/apis/certificates.k8s.io/v1beta1.json.
 
 /// PodCertificateRequestStatus describes the status of the request, and holds the certificate data if the request is issued.
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequestStatus {
     /// beginRefreshAt is the time at which the kubelet should begin trying to refresh the certificate.  This field is set via the /status subresource, and must be set at the same time as certificateChain.  Once populated, this field is immutable.

@@ -33,6 +33,7 @@ pub struct Container {
     /// RestartPolicy defines the restart behavior of individual containers in a pod. This overrides the pod-level restart policy. When this field is not specified, the restart behavior is defined by the Pod's restart policy and the container type. Additionally, setting the RestartPolicy as "Always" for the init container will have the following effect: this init container will be continually restarted on exit until all regular containers have terminated. Once all regular containers have completed, all init containers with restartPolicy "Always" will be shut down. This lifecycle differs from normal init containers and is often referred to as a "sidecar" container. Although this init container still starts in the init container sequence, it does not wait for the container to complete before proceeding to the next init container. Instead, the next init container starts immediately after this init container is started, or after any startupProbe has successfully completed.
     pub restart_policy: Option<String>,
     /// Represents a list of rules to be checked to determine if the container should be restarted on exit. The rules are evaluated in order. Once a rule matches a container exit condition, the remaining rules are ignored. If no rule matches the container exit condition, the Container-level restart policy determines the whether the container is restarted or not. Constraints on the rules: - At most 20 rules are allowed. - Rules can have the same action. - Identical rules are not forbidden in validations. When rules are specified, container MUST set RestartPolicy explicitly even it if matches the Pod's RestartPolicy.
+    #[cfg(not(feature = "v1_33"))]
     pub restart_policy_rules: Option<Vec<crate::api::core::v1::ContainerRestartRule>>,
     /// SecurityContext defines the security options the container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext. More info: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/
     pub security_context: Option<crate::api::core::v1::SecurityContext>,
@@ -72,6 +73,7 @@ impl crate::serde_util::DeStruct for Container {
         "resizePolicy",
         "resources",
         "restartPolicy",
+        #[cfg(not(feature = "v1_33"))]
         "restartPolicyRules",
         "securityContext",
         "startupProbe",
@@ -100,6 +102,7 @@ impl crate::serde_util::DeStruct for Container {
             "resizePolicy" => 11,
             "resources" => 12,
             "restartPolicy" => 13,
+            #[cfg(not(feature = "v1_33"))]
             "restartPolicyRules" => 14,
             "securityContext" => 15,
             "startupProbe" => 16,
@@ -120,6 +123,7 @@ impl crate::serde_util::DeStruct for Container {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.args = crate::serde_util::optional_vec(map)?,
             1 => self.command = crate::serde_util::optional_vec(map)?,
@@ -135,6 +139,7 @@ impl crate::serde_util::DeStruct for Container {
             11 => self.resize_policy = crate::serde_util::optional_vec(map)?,
             12 => self.resources = map.next_value()?,
             13 => self.restart_policy = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             14 => self.restart_policy_rules = crate::serde_util::optional_vec(map)?,
             15 => self.security_context = map.next_value()?,
             16 => self.startup_probe = map.next_value()?,
@@ -172,7 +177,6 @@ impl serde::Serialize for Container {
             + usize::from(self.resize_policy.is_some())
             + usize::from(self.resources.is_some())
             + usize::from(self.restart_policy.is_some())
-            + usize::from(self.restart_policy_rules.is_some())
             + usize::from(self.security_context.is_some())
             + usize::from(self.startup_probe.is_some())
             + usize::from(self.stdin.is_some()) + usize::from(self.stdin_once.is_some())
@@ -182,6 +186,8 @@ impl serde::Serialize for Container {
             + usize::from(self.volume_devices.is_some())
             + usize::from(self.volume_mounts.is_some())
             + usize::from(self.working_dir.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.restart_policy_rules.is_some());
         let mut state = serializer.serialize_struct("Container", len)?;
         if let Some(value) = &self.args {
             state.serialize_field("args", value)?;
@@ -223,6 +229,7 @@ impl serde::Serialize for Container {
         if let Some(value) = &self.restart_policy {
             state.serialize_field("restartPolicy", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.restart_policy_rules {
             state.serialize_field("restartPolicyRules", value)?;
         }

@@ -47,6 +47,7 @@ pub struct ContainerApply {
     /// `restartPolicyRules`: see [`crate::api::core::v1::Container::restart_policy_rules`].
     ///
     /// Server-side apply: an atomic list, replaced whole and owned by one manager.
+    #[cfg(not(feature = "v1_33"))]
     pub restart_policy_rules: Option<
         Vec<crate::api::core::v1::ContainerRestartRuleApply>,
     >,
@@ -222,6 +223,7 @@ impl ContainerApply {
         self.restart_policy = Some(value.into());
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Appends `values` to `restartPolicyRules`.
     ///
     /// See [`crate::api::core::v1::Container::restart_policy_rules`].
@@ -343,6 +345,7 @@ impl crate::serde_util::DeStruct for ContainerApply {
         "resizePolicy",
         "resources",
         "restartPolicy",
+        #[cfg(not(feature = "v1_33"))]
         "restartPolicyRules",
         "securityContext",
         "startupProbe",
@@ -371,6 +374,7 @@ impl crate::serde_util::DeStruct for ContainerApply {
             "resizePolicy" => 11,
             "resources" => 12,
             "restartPolicy" => 13,
+            #[cfg(not(feature = "v1_33"))]
             "restartPolicyRules" => 14,
             "securityContext" => 15,
             "startupProbe" => 16,
@@ -391,6 +395,7 @@ impl crate::serde_util::DeStruct for ContainerApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.args = crate::serde_util::optional_vec(map)?,
             1 => self.command = crate::serde_util::optional_vec(map)?,
@@ -406,6 +411,7 @@ impl crate::serde_util::DeStruct for ContainerApply {
             11 => self.resize_policy = crate::serde_util::optional_vec(map)?,
             12 => self.resources = map.next_value()?,
             13 => self.restart_policy = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             14 => self.restart_policy_rules = crate::serde_util::optional_vec(map)?,
             15 => self.security_context = map.next_value()?,
             16 => self.startup_probe = map.next_value()?,
@@ -443,7 +449,6 @@ impl serde::Serialize for ContainerApply {
             + usize::from(self.resize_policy.is_some())
             + usize::from(self.resources.is_some())
             + usize::from(self.restart_policy.is_some())
-            + usize::from(self.restart_policy_rules.is_some())
             + usize::from(self.security_context.is_some())
             + usize::from(self.startup_probe.is_some())
             + usize::from(self.stdin.is_some()) + usize::from(self.stdin_once.is_some())
@@ -453,6 +458,8 @@ impl serde::Serialize for ContainerApply {
             + usize::from(self.volume_devices.is_some())
             + usize::from(self.volume_mounts.is_some())
             + usize::from(self.working_dir.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.restart_policy_rules.is_some());
         let mut state = serializer.serialize_struct("ContainerApply", len)?;
         if let Some(value) = &self.args {
             state.serialize_field("args", value)?;
@@ -496,6 +503,7 @@ impl serde::Serialize for ContainerApply {
         if let Some(value) = &self.restart_policy {
             state.serialize_field("restartPolicy", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.restart_policy_rules {
             state.serialize_field("restartPolicyRules", value)?;
         }

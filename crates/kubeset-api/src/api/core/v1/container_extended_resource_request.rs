@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.core.v1.ContainerExtendedResourceRequest` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerExtendedResourceRequest has the mapping of container name, extended resource name to the device request name.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerExtendedResourceRequest {
     /// The name of the container requesting resources.

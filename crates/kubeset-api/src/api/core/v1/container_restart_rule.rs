@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.core.v1.ContainerRestartRule` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerRestartRule describes how a container exit is handled.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerRestartRule {
     /// Specifies the action taken on a container exit if the requirements are satisfied. The only possible value is "Restart" to restart the container.

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerRestartRuleOnExitCodes describes the condition for handling an exited container based on its exit codes.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerRestartRuleOnExitCodes {
     /// Represents the relationship between the container exit code(s) and the specified values. Possible values are: - In: the requirement is satisfied if the container exit code is in the

@@ -9,6 +9,7 @@ pub struct EnvVarSource {
     /// Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`, spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.
     pub field_ref: Option<crate::api::core::v1::ObjectFieldSelector>,
     /// FileKeyRef selects a key of the env file. Requires the EnvFiles feature gate to be enabled.
+    #[cfg(not(feature = "v1_33"))]
     pub file_key_ref: Option<crate::api::core::v1::FileKeySelector>,
     /// Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are currently supported.
     pub resource_field_ref: Option<crate::api::core::v1::ResourceFieldSelector>,
@@ -20,6 +21,7 @@ impl crate::serde_util::DeStruct for EnvVarSource {
     const FIELDS: &'static [&'static str] = &[
         "configMapKeyRef",
         "fieldRef",
+        #[cfg(not(feature = "v1_33"))]
         "fileKeyRef",
         "resourceFieldRef",
         "secretKeyRef",
@@ -28,6 +30,7 @@ impl crate::serde_util::DeStruct for EnvVarSource {
         let index = match key {
             "configMapKeyRef" => 0,
             "fieldRef" => 1,
+            #[cfg(not(feature = "v1_33"))]
             "fileKeyRef" => 2,
             "resourceFieldRef" => 3,
             "secretKeyRef" => 4,
@@ -40,9 +43,11 @@ impl crate::serde_util::DeStruct for EnvVarSource {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.config_map_key_ref = map.next_value()?,
             1 => self.field_ref = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             2 => self.file_key_ref = map.next_value()?,
             3 => self.resource_field_ref = map.next_value()?,
             4 => self.secret_key_ref = map.next_value()?,
@@ -63,9 +68,10 @@ impl serde::Serialize for EnvVarSource {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.config_map_key_ref.is_some())
             + usize::from(self.field_ref.is_some())
-            + usize::from(self.file_key_ref.is_some())
             + usize::from(self.resource_field_ref.is_some())
             + usize::from(self.secret_key_ref.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.file_key_ref.is_some());
         let mut state = serializer.serialize_struct("EnvVarSource", len)?;
         if let Some(value) = &self.config_map_key_ref {
             state.serialize_field("configMapKeyRef", value)?;
@@ -73,6 +79,7 @@ impl serde::Serialize for EnvVarSource {
         if let Some(value) = &self.field_ref {
             state.serialize_field("fieldRef", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.file_key_ref {
             state.serialize_field("fileKeyRef", value)?;
         }

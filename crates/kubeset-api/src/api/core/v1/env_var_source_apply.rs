@@ -9,6 +9,7 @@ pub struct EnvVarSourceApply {
     /// `fieldRef`: see [`crate::api::core::v1::EnvVarSource::field_ref`].
     pub field_ref: Option<crate::api::core::v1::ObjectFieldSelectorApply>,
     /// `fileKeyRef`: see [`crate::api::core::v1::EnvVarSource::file_key_ref`].
+    #[cfg(not(feature = "v1_33"))]
     pub file_key_ref: Option<crate::api::core::v1::FileKeySelectorApply>,
     /// `resourceFieldRef`: see [`crate::api::core::v1::EnvVarSource::resource_field_ref`].
     pub resource_field_ref: Option<crate::api::core::v1::ResourceFieldSelectorApply>,
@@ -38,6 +39,7 @@ impl EnvVarSourceApply {
         self.field_ref = Some(value.into());
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `fileKeyRef`.
     ///
     /// See [`crate::api::core::v1::EnvVarSource::file_key_ref`].
@@ -77,6 +79,7 @@ impl crate::serde_util::DeStruct for EnvVarSourceApply {
     const FIELDS: &'static [&'static str] = &[
         "configMapKeyRef",
         "fieldRef",
+        #[cfg(not(feature = "v1_33"))]
         "fileKeyRef",
         "resourceFieldRef",
         "secretKeyRef",
@@ -85,6 +88,7 @@ impl crate::serde_util::DeStruct for EnvVarSourceApply {
         let index = match key {
             "configMapKeyRef" => 0,
             "fieldRef" => 1,
+            #[cfg(not(feature = "v1_33"))]
             "fileKeyRef" => 2,
             "resourceFieldRef" => 3,
             "secretKeyRef" => 4,
@@ -97,9 +101,11 @@ impl crate::serde_util::DeStruct for EnvVarSourceApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.config_map_key_ref = map.next_value()?,
             1 => self.field_ref = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             2 => self.file_key_ref = map.next_value()?,
             3 => self.resource_field_ref = map.next_value()?,
             4 => self.secret_key_ref = map.next_value()?,
@@ -120,9 +126,10 @@ impl serde::Serialize for EnvVarSourceApply {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.config_map_key_ref.is_some())
             + usize::from(self.field_ref.is_some())
-            + usize::from(self.file_key_ref.is_some())
             + usize::from(self.resource_field_ref.is_some())
             + usize::from(self.secret_key_ref.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.file_key_ref.is_some());
         let mut state = serializer.serialize_struct("EnvVarSourceApply", len)?;
         if let Some(value) = &self.config_map_key_ref {
             state.serialize_field("configMapKeyRef", value)?;
@@ -130,6 +137,7 @@ impl serde::Serialize for EnvVarSourceApply {
         if let Some(value) = &self.field_ref {
             state.serialize_field("fieldRef", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.file_key_ref {
             state.serialize_field("fileKeyRef", value)?;
         }

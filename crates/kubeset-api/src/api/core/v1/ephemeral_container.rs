@@ -35,6 +35,7 @@ pub struct EphemeralContainer {
     /// Restart policy for the container to manage the restart behavior of each container within a pod. You cannot set this field on ephemeral containers.
     pub restart_policy: Option<String>,
     /// Represents a list of rules to be checked to determine if the container should be restarted on exit. You cannot set this field on ephemeral containers.
+    #[cfg(not(feature = "v1_33"))]
     pub restart_policy_rules: Option<Vec<crate::api::core::v1::ContainerRestartRule>>,
     /// Optional: SecurityContext defines the security options the ephemeral container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext.
     pub security_context: Option<crate::api::core::v1::SecurityContext>,
@@ -78,6 +79,7 @@ impl crate::serde_util::DeStruct for EphemeralContainer {
         "resizePolicy",
         "resources",
         "restartPolicy",
+        #[cfg(not(feature = "v1_33"))]
         "restartPolicyRules",
         "securityContext",
         "startupProbe",
@@ -107,6 +109,7 @@ impl crate::serde_util::DeStruct for EphemeralContainer {
             "resizePolicy" => 11,
             "resources" => 12,
             "restartPolicy" => 13,
+            #[cfg(not(feature = "v1_33"))]
             "restartPolicyRules" => 14,
             "securityContext" => 15,
             "startupProbe" => 16,
@@ -128,6 +131,7 @@ impl crate::serde_util::DeStruct for EphemeralContainer {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.args = crate::serde_util::optional_vec(map)?,
             1 => self.command = crate::serde_util::optional_vec(map)?,
@@ -143,6 +147,7 @@ impl crate::serde_util::DeStruct for EphemeralContainer {
             11 => self.resize_policy = crate::serde_util::optional_vec(map)?,
             12 => self.resources = map.next_value()?,
             13 => self.restart_policy = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             14 => self.restart_policy_rules = crate::serde_util::optional_vec(map)?,
             15 => self.security_context = map.next_value()?,
             16 => self.startup_probe = map.next_value()?,
@@ -181,7 +186,6 @@ impl serde::Serialize for EphemeralContainer {
             + usize::from(self.resize_policy.is_some())
             + usize::from(self.resources.is_some())
             + usize::from(self.restart_policy.is_some())
-            + usize::from(self.restart_policy_rules.is_some())
             + usize::from(self.security_context.is_some())
             + usize::from(self.startup_probe.is_some())
             + usize::from(self.stdin.is_some()) + usize::from(self.stdin_once.is_some())
@@ -192,6 +196,8 @@ impl serde::Serialize for EphemeralContainer {
             + usize::from(self.volume_devices.is_some())
             + usize::from(self.volume_mounts.is_some())
             + usize::from(self.working_dir.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.restart_policy_rules.is_some());
         let mut state = serializer.serialize_struct("EphemeralContainer", len)?;
         if let Some(value) = &self.args {
             state.serialize_field("args", value)?;
@@ -233,6 +239,7 @@ impl serde::Serialize for EphemeralContainer {
         if let Some(value) = &self.restart_policy {
             state.serialize_field("restartPolicy", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.restart_policy_rules {
             state.serialize_field("restartPolicyRules", value)?;
         }

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.core.v1.FileKeySelector` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// FileKeySelector selects a key of the env file.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FileKeySelector {
     /// The key within the env file. An invalid key will prevent the pod from starting. The keys defined within a source may consist of any printable ASCII characters except '='. During Alpha stage of the EnvFiles feature gate, the key size is limited to 128 characters.

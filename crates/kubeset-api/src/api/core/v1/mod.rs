@@ -170,11 +170,15 @@ pub use self::container::Container;
 mod container_apply;
 #[cfg(feature = "apply")]
 pub use self::container_apply::ContainerApply;
+#[cfg(not(feature = "v1_33"))]
 mod container_extended_resource_request;
+#[cfg(not(feature = "v1_33"))]
 pub use self::container_extended_resource_request::ContainerExtendedResourceRequest;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod container_extended_resource_request_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::container_extended_resource_request_apply::ContainerExtendedResourceRequestApply;
 mod container_image;
 pub use self::container_image::ContainerImage;
@@ -194,17 +198,25 @@ pub use self::container_resize_policy::ContainerResizePolicy;
 mod container_resize_policy_apply;
 #[cfg(feature = "apply")]
 pub use self::container_resize_policy_apply::ContainerResizePolicyApply;
+#[cfg(not(feature = "v1_33"))]
 mod container_restart_rule;
+#[cfg(not(feature = "v1_33"))]
 pub use self::container_restart_rule::ContainerRestartRule;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod container_restart_rule_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::container_restart_rule_apply::ContainerRestartRuleApply;
+#[cfg(not(feature = "v1_33"))]
 mod container_restart_rule_on_exit_codes;
+#[cfg(not(feature = "v1_33"))]
 pub use self::container_restart_rule_on_exit_codes::ContainerRestartRuleOnExitCodes;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod container_restart_rule_on_exit_codes_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::container_restart_rule_on_exit_codes_apply::ContainerRestartRuleOnExitCodesApply;
 mod container_state;
 pub use self::container_state::ContainerState;
@@ -368,11 +380,15 @@ pub use self::fc_volume_source::FCVolumeSource;
 mod fc_volume_source_apply;
 #[cfg(feature = "apply")]
 pub use self::fc_volume_source_apply::FCVolumeSourceApply;
+#[cfg(not(feature = "v1_33"))]
 mod file_key_selector;
+#[cfg(not(feature = "v1_33"))]
 pub use self::file_key_selector::FileKeySelector;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod file_key_selector_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::file_key_selector_apply::FileKeySelectorApply;
 mod flex_persistent_volume_source;
 pub use self::flex_persistent_volume_source::FlexPersistentVolumeSource;
@@ -800,11 +816,15 @@ pub use self::pod_anti_affinity::PodAntiAffinity;
 mod pod_anti_affinity_apply;
 #[cfg(feature = "apply")]
 pub use self::pod_anti_affinity_apply::PodAntiAffinityApply;
+#[cfg(not(feature = "v1_33"))]
 mod pod_certificate_projection;
+#[cfg(not(feature = "v1_33"))]
 pub use self::pod_certificate_projection::PodCertificateProjection;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod pod_certificate_projection_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::pod_certificate_projection_apply::PodCertificateProjectionApply;
 mod pod_condition;
 pub use self::pod_condition::PodCondition;
@@ -824,11 +844,15 @@ pub use self::pod_dns_config_option::PodDNSConfigOption;
 mod pod_dns_config_option_apply;
 #[cfg(feature = "apply")]
 pub use self::pod_dns_config_option_apply::PodDNSConfigOptionApply;
+#[cfg(not(feature = "v1_33"))]
 mod pod_extended_resource_claim_status;
+#[cfg(not(feature = "v1_33"))]
 pub use self::pod_extended_resource_claim_status::PodExtendedResourceClaimStatus;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod pod_extended_resource_claim_status_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::pod_extended_resource_claim_status_apply::PodExtendedResourceClaimStatusApply;
 mod pod_ip;
 pub use self::pod_ip::PodIP;
@@ -1310,9 +1334,13 @@ pub use self::windows_security_context_options::WindowsSecurityContextOptions;
 mod windows_security_context_options_apply;
 #[cfg(feature = "apply")]
 pub use self::windows_security_context_options_apply::WindowsSecurityContextOptionsApply;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod workload_reference;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::workload_reference::WorkloadReference;
 #[cfg(feature = "apply")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod workload_reference_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::workload_reference_apply::WorkloadReferenceApply;

@@ -27,6 +27,7 @@ pub struct NodeStatus {
     /// Endpoints of daemons running on the Node.
     pub daemon_endpoints: Option<crate::api::core::v1::NodeDaemonEndpoints>,
     /// DeclaredFeatures represents the features related to feature gates that are declared by the node.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub declared_features: Option<Vec<String>>,
     /// Features describes the set of features implemented by the CRI implementation.
     pub features: Option<crate::api::core::v1::NodeFeatures>,
@@ -52,6 +53,7 @@ impl crate::serde_util::DeStruct for NodeStatus {
         "conditions",
         "config",
         "daemonEndpoints",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "declaredFeatures",
         "features",
         "images",
@@ -69,6 +71,7 @@ impl crate::serde_util::DeStruct for NodeStatus {
             "conditions" => 3,
             "config" => 4,
             "daemonEndpoints" => 5,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "declaredFeatures" => 6,
             "features" => 7,
             "images" => 8,
@@ -86,6 +89,7 @@ impl crate::serde_util::DeStruct for NodeStatus {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.addresses = crate::serde_util::optional_vec(map)?,
             1 => self.allocatable = crate::serde_util::optional_map(map)?,
@@ -93,6 +97,7 @@ impl crate::serde_util::DeStruct for NodeStatus {
             3 => self.conditions = crate::serde_util::optional_vec(map)?,
             4 => self.config = map.next_value()?,
             5 => self.daemon_endpoints = map.next_value()?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             6 => self.declared_features = crate::serde_util::optional_vec(map)?,
             7 => self.features = map.next_value()?,
             8 => self.images = crate::serde_util::optional_vec(map)?,
@@ -121,12 +126,13 @@ impl serde::Serialize for NodeStatus {
             + usize::from(self.capacity.is_some())
             + usize::from(self.conditions.is_some()) + usize::from(self.config.is_some())
             + usize::from(self.daemon_endpoints.is_some())
-            + usize::from(self.declared_features.is_some())
             + usize::from(self.features.is_some()) + usize::from(self.images.is_some())
             + usize::from(self.node_info.is_some()) + usize::from(self.phase.is_some())
             + usize::from(self.runtime_handlers.is_some())
             + usize::from(self.volumes_attached.is_some())
             + usize::from(self.volumes_in_use.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.declared_features.is_some());
         let mut state = serializer.serialize_struct("NodeStatus", len)?;
         if let Some(value) = &self.addresses {
             state.serialize_field("addresses", value)?;
@@ -146,6 +152,7 @@ impl serde::Serialize for NodeStatus {
         if let Some(value) = &self.daemon_endpoints {
             state.serialize_field("daemonEndpoints", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.declared_features {
             state.serialize_field("declaredFeatures", value)?;
         }

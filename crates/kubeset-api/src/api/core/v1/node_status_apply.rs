@@ -33,6 +33,7 @@ pub struct NodeStatusApply {
     /// `declaredFeatures`: see [`crate::api::core::v1::NodeStatus::declared_features`].
     ///
     /// Server-side apply: an atomic list, replaced whole and owned by one manager.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub declared_features: Option<Vec<String>>,
     /// `features`: see [`crate::api::core::v1::NodeStatus::features`].
     pub features: Option<crate::api::core::v1::NodeFeaturesApply>,
@@ -128,6 +129,7 @@ impl NodeStatusApply {
         self.daemon_endpoints = Some(value.into());
         self
     }
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     /// Appends `values` to `declaredFeatures`.
     ///
     /// See [`crate::api::core::v1::NodeStatus::declared_features`].
@@ -223,6 +225,7 @@ impl crate::serde_util::DeStruct for NodeStatusApply {
         "conditions",
         "config",
         "daemonEndpoints",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "declaredFeatures",
         "features",
         "images",
@@ -240,6 +243,7 @@ impl crate::serde_util::DeStruct for NodeStatusApply {
             "conditions" => 3,
             "config" => 4,
             "daemonEndpoints" => 5,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "declaredFeatures" => 6,
             "features" => 7,
             "images" => 8,
@@ -257,6 +261,7 @@ impl crate::serde_util::DeStruct for NodeStatusApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.addresses = crate::serde_util::optional_vec(map)?,
             1 => self.allocatable = crate::serde_util::optional_map(map)?,
@@ -264,6 +269,7 @@ impl crate::serde_util::DeStruct for NodeStatusApply {
             3 => self.conditions = crate::serde_util::optional_vec(map)?,
             4 => self.config = map.next_value()?,
             5 => self.daemon_endpoints = map.next_value()?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             6 => self.declared_features = crate::serde_util::optional_vec(map)?,
             7 => self.features = map.next_value()?,
             8 => self.images = crate::serde_util::optional_vec(map)?,
@@ -292,12 +298,13 @@ impl serde::Serialize for NodeStatusApply {
             + usize::from(self.capacity.is_some())
             + usize::from(self.conditions.is_some()) + usize::from(self.config.is_some())
             + usize::from(self.daemon_endpoints.is_some())
-            + usize::from(self.declared_features.is_some())
             + usize::from(self.features.is_some()) + usize::from(self.images.is_some())
             + usize::from(self.node_info.is_some()) + usize::from(self.phase.is_some())
             + usize::from(self.runtime_handlers.is_some())
             + usize::from(self.volumes_attached.is_some())
             + usize::from(self.volumes_in_use.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.declared_features.is_some());
         let mut state = serializer.serialize_struct("NodeStatusApply", len)?;
         if let Some(value) = &self.addresses {
             state.serialize_field("addresses", value)?;
@@ -317,6 +324,7 @@ impl serde::Serialize for NodeStatusApply {
         if let Some(value) = &self.daemon_endpoints {
             state.serialize_field("daemonEndpoints", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.declared_features {
             state.serialize_field("declaredFeatures", value)?;
         }

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.core.v1.PodCertificateProjection` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodCertificateProjection provides a private key and X.509 certificate in the pod filesystem.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateProjection {
     /// Write the certificate chain at this path in the projected volume.
@@ -41,6 +43,7 @@ pub struct PodCertificateProjection {
     /// Entries are subject to the same validation as object metadata annotations, with the addition that all keys must be domain-prefixed. No restrictions are placed on values, except an overall size limitation on the entire field.
     ///
     /// Signers should document the keys and values they support. Signers should deny requests that contain keys they do not recognize.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub user_annotations: Option<std::collections::BTreeMap<String, String>>,
 }
 impl crate::serde_util::DeStruct for PodCertificateProjection {
@@ -52,6 +55,7 @@ impl crate::serde_util::DeStruct for PodCertificateProjection {
         "keyType",
         "maxExpirationSeconds",
         "signerName",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "userAnnotations",
     ];
     fn index(key: &str) -> Option<usize> {
@@ -62,6 +66,7 @@ impl crate::serde_util::DeStruct for PodCertificateProjection {
             "keyType" => 3,
             "maxExpirationSeconds" => 4,
             "signerName" => 5,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "userAnnotations" => 6,
             _ => return None,
         };
@@ -72,6 +77,7 @@ impl crate::serde_util::DeStruct for PodCertificateProjection {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.certificate_chain_path = map.next_value()?,
             1 => self.credential_bundle_path = map.next_value()?,
@@ -79,6 +85,7 @@ impl crate::serde_util::DeStruct for PodCertificateProjection {
             3 => self.key_type = crate::serde_util::required(map)?,
             4 => self.max_expiration_seconds = map.next_value()?,
             5 => self.signer_name = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             6 => self.user_annotations = crate::serde_util::optional_map(map)?,
             _ => {}
         }
@@ -98,8 +105,9 @@ impl serde::Serialize for PodCertificateProjection {
         let len = 2usize + usize::from(self.certificate_chain_path.is_some())
             + usize::from(self.credential_bundle_path.is_some())
             + usize::from(self.key_path.is_some())
-            + usize::from(self.max_expiration_seconds.is_some())
-            + usize::from(self.user_annotations.is_some());
+            + usize::from(self.max_expiration_seconds.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.user_annotations.is_some());
         let mut state = serializer.serialize_struct("PodCertificateProjection", len)?;
         if let Some(value) = &self.certificate_chain_path {
             state.serialize_field("certificateChainPath", value)?;
@@ -115,6 +123,7 @@ impl serde::Serialize for PodCertificateProjection {
             state.serialize_field("maxExpirationSeconds", value)?;
         }
         state.serialize_field("signerName", &self.signer_name)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.user_annotations {
             state.serialize_field("userAnnotations", value)?;
         }

@@ -17,6 +17,7 @@ pub struct PodCertificateProjectionApply {
     /// `signerName`: see [`crate::api::core::v1::PodCertificateProjection::signer_name`].
     pub signer_name: Option<String>,
     /// `userAnnotations`: see [`crate::api::core::v1::PodCertificateProjection::user_annotations`].
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub user_annotations: Option<std::collections::BTreeMap<String, String>>,
 }
 impl PodCertificateProjectionApply {
@@ -68,6 +69,7 @@ impl PodCertificateProjectionApply {
         self.signer_name = Some(value.into());
         self
     }
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     /// Inserts `entries` into `userAnnotations`.
     ///
     /// See [`crate::api::core::v1::PodCertificateProjection::user_annotations`].
@@ -91,6 +93,7 @@ impl crate::serde_util::DeStruct for PodCertificateProjectionApply {
         "keyType",
         "maxExpirationSeconds",
         "signerName",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "userAnnotations",
     ];
     fn index(key: &str) -> Option<usize> {
@@ -101,6 +104,7 @@ impl crate::serde_util::DeStruct for PodCertificateProjectionApply {
             "keyType" => 3,
             "maxExpirationSeconds" => 4,
             "signerName" => 5,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "userAnnotations" => 6,
             _ => return None,
         };
@@ -111,6 +115,7 @@ impl crate::serde_util::DeStruct for PodCertificateProjectionApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.certificate_chain_path = map.next_value()?,
             1 => self.credential_bundle_path = map.next_value()?,
@@ -118,6 +123,7 @@ impl crate::serde_util::DeStruct for PodCertificateProjectionApply {
             3 => self.key_type = map.next_value()?,
             4 => self.max_expiration_seconds = map.next_value()?,
             5 => self.signer_name = map.next_value()?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             6 => self.user_annotations = crate::serde_util::optional_map(map)?,
             _ => {}
         }
@@ -138,8 +144,9 @@ impl serde::Serialize for PodCertificateProjectionApply {
             + usize::from(self.credential_bundle_path.is_some())
             + usize::from(self.key_path.is_some()) + usize::from(self.key_type.is_some())
             + usize::from(self.max_expiration_seconds.is_some())
-            + usize::from(self.signer_name.is_some())
-            + usize::from(self.user_annotations.is_some());
+            + usize::from(self.signer_name.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.user_annotations.is_some());
         let mut state = serializer
             .serialize_struct("PodCertificateProjectionApply", len)?;
         if let Some(value) = &self.certificate_chain_path {
@@ -160,6 +167,7 @@ impl serde::Serialize for PodCertificateProjectionApply {
         if let Some(value) = &self.signer_name {
             state.serialize_field("signerName", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.user_annotations {
             state.serialize_field("userAnnotations", value)?;
         }

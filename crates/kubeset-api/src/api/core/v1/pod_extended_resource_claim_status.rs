@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.core.v1.PodExtendedResourceClaimStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodExtendedResourceClaimStatus is stored in the PodStatus for the extended resource requests backed by DRA. It stores the generated name for the corresponding special ResourceClaim created by the scheduler.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodExtendedResourceClaimStatus {
     /// RequestMappings identifies the mapping of <container, extended resource backed by DRA> to  device request in the generated ResourceClaim.

@@ -35,6 +35,7 @@ pub struct PodSpec {
     /// HostnameOverride specifies an explicit override for the pod's hostname as perceived by the pod. This field only specifies the pod's hostname and does not affect its DNS records. When this field is set to a non-empty string: - It takes precedence over the values set in `hostname` and `subdomain`. - The Pod's hostname will be set to this value. - `setHostnameAsFQDN` must be nil or set to false. - `hostNetwork` must be set to false.
     ///
     /// This field must be a valid DNS subdomain as defined in RFC 1123 and contain at most 64 characters. Requires the HostnameOverride feature gate to be enabled.
+    #[cfg(not(feature = "v1_33"))]
     pub hostname_override: Option<String>,
     /// ImagePullSecrets is an optional list of references to secrets in the same namespace to use for pulling any of the images used by this PodSpec. If specified, these secrets will be passed to individual puller implementations for them to use. More info: https://kubernetes.io/docs/concepts/containers/images#specifying-imagepullsecrets-on-a-pod
     pub image_pull_secrets: Option<Vec<crate::api::core::v1::LocalObjectReference>>,
@@ -110,6 +111,7 @@ pub struct PodSpec {
     /// List of volumes that can be mounted by containers belonging to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes
     pub volumes: Option<Vec<crate::api::core::v1::Volume>>,
     /// WorkloadRef provides a reference to the Workload object that this Pod belongs to. This field is used by the scheduler to identify the PodGroup and apply the correct group scheduling policies. The Workload object referenced by this field may not exist at the time the Pod is created. This field is immutable, but a Workload object with the same name may be recreated with different policies. Doing this during pod scheduling may result in the placement not conforming to the expected policies.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub workload_ref: Option<crate::api::core::v1::WorkloadReference>,
 }
 impl crate::serde_util::DeStruct for PodSpec {
@@ -129,6 +131,7 @@ impl crate::serde_util::DeStruct for PodSpec {
         "hostPID",
         "hostUsers",
         "hostname",
+        #[cfg(not(feature = "v1_33"))]
         "hostnameOverride",
         "imagePullSecrets",
         "initContainers",
@@ -156,6 +159,7 @@ impl crate::serde_util::DeStruct for PodSpec {
         "tolerations",
         "topologySpreadConstraints",
         "volumes",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "workloadRef",
     ];
     fn index(key: &str) -> Option<usize> {
@@ -174,6 +178,7 @@ impl crate::serde_util::DeStruct for PodSpec {
             "hostPID" => 11,
             "hostUsers" => 12,
             "hostname" => 13,
+            #[cfg(not(feature = "v1_33"))]
             "hostnameOverride" => 14,
             "imagePullSecrets" => 15,
             "initContainers" => 16,
@@ -201,6 +206,7 @@ impl crate::serde_util::DeStruct for PodSpec {
             "tolerations" => 38,
             "topologySpreadConstraints" => 39,
             "volumes" => 40,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "workloadRef" => 41,
             _ => return None,
         };
@@ -211,6 +217,7 @@ impl crate::serde_util::DeStruct for PodSpec {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.active_deadline_seconds = map.next_value()?,
             1 => self.affinity = map.next_value()?,
@@ -226,6 +233,7 @@ impl crate::serde_util::DeStruct for PodSpec {
             11 => self.host_pid = map.next_value()?,
             12 => self.host_users = map.next_value()?,
             13 => self.hostname = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             14 => self.hostname_override = map.next_value()?,
             15 => self.image_pull_secrets = crate::serde_util::optional_vec(map)?,
             16 => self.init_containers = crate::serde_util::optional_vec(map)?,
@@ -255,6 +263,7 @@ impl crate::serde_util::DeStruct for PodSpec {
                 self.topology_spread_constraints = crate::serde_util::optional_vec(map)?;
             }
             40 => self.volumes = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             41 => self.workload_ref = map.next_value()?,
             _ => {}
         }
@@ -284,7 +293,6 @@ impl serde::Serialize for PodSpec {
             + usize::from(self.host_pid.is_some())
             + usize::from(self.host_users.is_some())
             + usize::from(self.hostname.is_some())
-            + usize::from(self.hostname_override.is_some())
             + usize::from(self.image_pull_secrets.is_some())
             + usize::from(self.init_containers.is_some())
             + usize::from(self.node_name.is_some())
@@ -309,8 +317,11 @@ impl serde::Serialize for PodSpec {
             + usize::from(self.termination_grace_period_seconds.is_some())
             + usize::from(self.tolerations.is_some())
             + usize::from(self.topology_spread_constraints.is_some())
-            + usize::from(self.volumes.is_some())
-            + usize::from(self.workload_ref.is_some());
+            + usize::from(self.volumes.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.hostname_override.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.workload_ref.is_some());
         let mut state = serializer.serialize_struct("PodSpec", len)?;
         if let Some(value) = &self.active_deadline_seconds {
             state.serialize_field("activeDeadlineSeconds", value)?;
@@ -352,6 +363,7 @@ impl serde::Serialize for PodSpec {
         if let Some(value) = &self.hostname {
             state.serialize_field("hostname", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.hostname_override {
             state.serialize_field("hostnameOverride", value)?;
         }
@@ -433,6 +445,7 @@ impl serde::Serialize for PodSpec {
         if let Some(value) = &self.volumes {
             state.serialize_field("volumes", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.workload_ref {
             state.serialize_field("workloadRef", value)?;
         }

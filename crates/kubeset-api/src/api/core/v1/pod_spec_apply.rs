@@ -39,6 +39,7 @@ pub struct PodSpecApply {
     /// `hostname`: see [`crate::api::core::v1::PodSpec::hostname`].
     pub hostname: Option<String>,
     /// `hostnameOverride`: see [`crate::api::core::v1::PodSpec::hostname_override`].
+    #[cfg(not(feature = "v1_33"))]
     pub hostname_override: Option<String>,
     /// `imagePullSecrets`: see [`crate::api::core::v1::PodSpec::image_pull_secrets`].
     ///
@@ -116,6 +117,7 @@ pub struct PodSpecApply {
     /// Server-side apply: a list of type `map` keyed by `name`: items merge with other managers' by these keys, so an item carries its keys and the fields this manager owns.
     pub volumes: Option<Vec<crate::api::core::v1::VolumeApply>>,
     /// `workloadRef`: see [`crate::api::core::v1::PodSpec::workload_ref`].
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub workload_ref: Option<crate::api::core::v1::WorkloadReferenceApply>,
 }
 impl PodSpecApply {
@@ -249,6 +251,7 @@ impl PodSpecApply {
         self.hostname = Some(value.into());
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `hostnameOverride`.
     ///
     /// See [`crate::api::core::v1::PodSpec::hostname_override`].
@@ -513,6 +516,7 @@ impl PodSpecApply {
         self.volumes.get_or_insert_with(Vec::new).extend(values);
         self
     }
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     /// Sets `workloadRef`.
     ///
     /// See [`crate::api::core::v1::PodSpec::workload_ref`].
@@ -542,6 +546,7 @@ impl crate::serde_util::DeStruct for PodSpecApply {
         "hostPID",
         "hostUsers",
         "hostname",
+        #[cfg(not(feature = "v1_33"))]
         "hostnameOverride",
         "imagePullSecrets",
         "initContainers",
@@ -569,6 +574,7 @@ impl crate::serde_util::DeStruct for PodSpecApply {
         "tolerations",
         "topologySpreadConstraints",
         "volumes",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "workloadRef",
     ];
     fn index(key: &str) -> Option<usize> {
@@ -587,6 +593,7 @@ impl crate::serde_util::DeStruct for PodSpecApply {
             "hostPID" => 11,
             "hostUsers" => 12,
             "hostname" => 13,
+            #[cfg(not(feature = "v1_33"))]
             "hostnameOverride" => 14,
             "imagePullSecrets" => 15,
             "initContainers" => 16,
@@ -614,6 +621,7 @@ impl crate::serde_util::DeStruct for PodSpecApply {
             "tolerations" => 38,
             "topologySpreadConstraints" => 39,
             "volumes" => 40,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "workloadRef" => 41,
             _ => return None,
         };
@@ -624,6 +632,7 @@ impl crate::serde_util::DeStruct for PodSpecApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.active_deadline_seconds = map.next_value()?,
             1 => self.affinity = map.next_value()?,
@@ -639,6 +648,7 @@ impl crate::serde_util::DeStruct for PodSpecApply {
             11 => self.host_pid = map.next_value()?,
             12 => self.host_users = map.next_value()?,
             13 => self.hostname = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             14 => self.hostname_override = map.next_value()?,
             15 => self.image_pull_secrets = crate::serde_util::optional_vec(map)?,
             16 => self.init_containers = crate::serde_util::optional_vec(map)?,
@@ -668,6 +678,7 @@ impl crate::serde_util::DeStruct for PodSpecApply {
                 self.topology_spread_constraints = crate::serde_util::optional_vec(map)?;
             }
             40 => self.volumes = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             41 => self.workload_ref = map.next_value()?,
             _ => {}
         }
@@ -698,7 +709,6 @@ impl serde::Serialize for PodSpecApply {
             + usize::from(self.host_pid.is_some())
             + usize::from(self.host_users.is_some())
             + usize::from(self.hostname.is_some())
-            + usize::from(self.hostname_override.is_some())
             + usize::from(self.image_pull_secrets.is_some())
             + usize::from(self.init_containers.is_some())
             + usize::from(self.node_name.is_some())
@@ -723,8 +733,11 @@ impl serde::Serialize for PodSpecApply {
             + usize::from(self.termination_grace_period_seconds.is_some())
             + usize::from(self.tolerations.is_some())
             + usize::from(self.topology_spread_constraints.is_some())
-            + usize::from(self.volumes.is_some())
-            + usize::from(self.workload_ref.is_some());
+            + usize::from(self.volumes.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.hostname_override.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.workload_ref.is_some());
         let mut state = serializer.serialize_struct("PodSpecApply", len)?;
         if let Some(value) = &self.active_deadline_seconds {
             state.serialize_field("activeDeadlineSeconds", value)?;
@@ -768,6 +781,7 @@ impl serde::Serialize for PodSpecApply {
         if let Some(value) = &self.hostname {
             state.serialize_field("hostname", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.hostname_override {
             state.serialize_field("hostnameOverride", value)?;
         }
@@ -849,6 +863,7 @@ impl serde::Serialize for PodSpecApply {
         if let Some(value) = &self.volumes {
             state.serialize_field("volumes", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.workload_ref {
             state.serialize_field("workloadRef", value)?;
         }

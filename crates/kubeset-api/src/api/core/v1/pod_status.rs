@@ -5,6 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodStatus {
     /// AllocatedResources is the total requests allocated for this pod by the node. If pod-level requests are not set, this will be the total requests aggregated across containers in the pod.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub allocated_resources: Option<
         std::collections::BTreeMap<
             String,
@@ -18,6 +19,7 @@ pub struct PodStatus {
     /// Statuses for any ephemeral containers that have run in this pod. Each ephemeral container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status
     pub ephemeral_container_statuses: Option<Vec<crate::api::core::v1::ContainerStatus>>,
     /// Status of extended resource claim backed by DRA.
+    #[cfg(not(feature = "v1_33"))]
     pub extended_resource_claim_status: Option<
         crate::api::core::v1::PodExtendedResourceClaimStatus,
     >,
@@ -54,6 +56,7 @@ pub struct PodStatus {
         Vec<crate::api::core::v1::PodResourceClaimStatus>,
     >,
     /// Resources represents the compute resource requests and limits that have been applied at the pod level if pod-level requests or limits are set in PodSpec.Resources
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before the Kubelet pulled the container image(s) for the pod.
     pub start_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
@@ -61,10 +64,12 @@ pub struct PodStatus {
 impl crate::serde_util::DeStruct for PodStatus {
     const NAME: &'static str = "PodStatus";
     const FIELDS: &'static [&'static str] = &[
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "allocatedResources",
         "conditions",
         "containerStatuses",
         "ephemeralContainerStatuses",
+        #[cfg(not(feature = "v1_33"))]
         "extendedResourceClaimStatus",
         "hostIP",
         "hostIPs",
@@ -79,15 +84,18 @@ impl crate::serde_util::DeStruct for PodStatus {
         "reason",
         "resize",
         "resourceClaimStatuses",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "resources",
         "startTime",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "allocatedResources" => 0,
             "conditions" => 1,
             "containerStatuses" => 2,
             "ephemeralContainerStatuses" => 3,
+            #[cfg(not(feature = "v1_33"))]
             "extendedResourceClaimStatus" => 4,
             "hostIP" => 5,
             "hostIPs" => 6,
@@ -102,6 +110,7 @@ impl crate::serde_util::DeStruct for PodStatus {
             "reason" => 15,
             "resize" => 16,
             "resourceClaimStatuses" => 17,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "resources" => 18,
             "startTime" => 19,
             _ => return None,
@@ -113,13 +122,16 @@ impl crate::serde_util::DeStruct for PodStatus {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             0 => self.allocated_resources = crate::serde_util::optional_map(map)?,
             1 => self.conditions = crate::serde_util::optional_vec(map)?,
             2 => self.container_statuses = crate::serde_util::optional_vec(map)?,
             3 => {
                 self.ephemeral_container_statuses = crate::serde_util::optional_vec(map)?;
             }
+            #[cfg(not(feature = "v1_33"))]
             4 => self.extended_resource_claim_status = map.next_value()?,
             5 => self.host_ip = map.next_value()?,
             6 => self.host_ips = crate::serde_util::optional_vec(map)?,
@@ -134,6 +146,7 @@ impl crate::serde_util::DeStruct for PodStatus {
             15 => self.reason = map.next_value()?,
             16 => self.resize = map.next_value()?,
             17 => self.resource_claim_statuses = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             18 => self.resources = map.next_value()?,
             19 => self.start_time = map.next_value()?,
             _ => {}
@@ -151,11 +164,9 @@ impl<'de> serde::Deserialize<'de> for PodStatus {
 impl serde::Serialize for PodStatus {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.allocated_resources.is_some())
-            + usize::from(self.conditions.is_some())
+        let len = usize::from(self.conditions.is_some())
             + usize::from(self.container_statuses.is_some())
             + usize::from(self.ephemeral_container_statuses.is_some())
-            + usize::from(self.extended_resource_claim_status.is_some())
             + usize::from(self.host_ip.is_some()) + usize::from(self.host_ips.is_some())
             + usize::from(self.init_container_statuses.is_some())
             + usize::from(self.message.is_some())
@@ -165,9 +176,15 @@ impl serde::Serialize for PodStatus {
             + usize::from(self.pod_ips.is_some()) + usize::from(self.qos_class.is_some())
             + usize::from(self.reason.is_some()) + usize::from(self.resize.is_some())
             + usize::from(self.resource_claim_statuses.is_some())
-            + usize::from(self.resources.is_some())
             + usize::from(self.start_time.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.allocated_resources.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.extended_resource_claim_status.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.resources.is_some());
         let mut state = serializer.serialize_struct("PodStatus", len)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.allocated_resources {
             state.serialize_field("allocatedResources", value)?;
         }
@@ -180,6 +197,7 @@ impl serde::Serialize for PodStatus {
         if let Some(value) = &self.ephemeral_container_statuses {
             state.serialize_field("ephemeralContainerStatuses", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.extended_resource_claim_status {
             state.serialize_field("extendedResourceClaimStatus", value)?;
         }
@@ -222,6 +240,7 @@ impl serde::Serialize for PodStatus {
         if let Some(value) = &self.resource_claim_statuses {
             state.serialize_field("resourceClaimStatuses", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.resources {
             state.serialize_field("resources", value)?;
         }

@@ -5,6 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodStatusApply {
     /// `allocatedResources`: see [`crate::api::core::v1::PodStatus::allocated_resources`].
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub allocated_resources: Option<
         std::collections::BTreeMap<
             String,
@@ -26,6 +27,7 @@ pub struct PodStatusApply {
         Vec<crate::api::core::v1::ContainerStatusApply>,
     >,
     /// `extendedResourceClaimStatus`: see [`crate::api::core::v1::PodStatus::extended_resource_claim_status`].
+    #[cfg(not(feature = "v1_33"))]
     pub extended_resource_claim_status: Option<
         crate::api::core::v1::PodExtendedResourceClaimStatusApply,
     >,
@@ -66,11 +68,13 @@ pub struct PodStatusApply {
         Vec<crate::api::core::v1::PodResourceClaimStatusApply>,
     >,
     /// `resources`: see [`crate::api::core::v1::PodStatus::resources`].
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub resources: Option<crate::api::core::v1::ResourceRequirementsApply>,
     /// `startTime`: see [`crate::api::core::v1::PodStatus::start_time`].
     pub start_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
 }
 impl PodStatusApply {
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     /// Inserts `entries` into `allocatedResources`.
     ///
     /// See [`crate::api::core::v1::PodStatus::allocated_resources`].
@@ -117,6 +121,7 @@ impl PodStatusApply {
         self.ephemeral_container_statuses.get_or_insert_with(Vec::new).extend(values);
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `extendedResourceClaimStatus`.
     ///
     /// See [`crate::api::core::v1::PodStatus::extended_resource_claim_status`].
@@ -246,6 +251,7 @@ impl PodStatusApply {
         self.resource_claim_statuses.get_or_insert_with(Vec::new).extend(values);
         self
     }
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     /// Sets `resources`.
     ///
     /// See [`crate::api::core::v1::PodStatus::resources`].
@@ -272,10 +278,12 @@ impl PodStatusApply {
 impl crate::serde_util::DeStruct for PodStatusApply {
     const NAME: &'static str = "PodStatusApply";
     const FIELDS: &'static [&'static str] = &[
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "allocatedResources",
         "conditions",
         "containerStatuses",
         "ephemeralContainerStatuses",
+        #[cfg(not(feature = "v1_33"))]
         "extendedResourceClaimStatus",
         "hostIP",
         "hostIPs",
@@ -290,15 +298,18 @@ impl crate::serde_util::DeStruct for PodStatusApply {
         "reason",
         "resize",
         "resourceClaimStatuses",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "resources",
         "startTime",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "allocatedResources" => 0,
             "conditions" => 1,
             "containerStatuses" => 2,
             "ephemeralContainerStatuses" => 3,
+            #[cfg(not(feature = "v1_33"))]
             "extendedResourceClaimStatus" => 4,
             "hostIP" => 5,
             "hostIPs" => 6,
@@ -313,6 +324,7 @@ impl crate::serde_util::DeStruct for PodStatusApply {
             "reason" => 15,
             "resize" => 16,
             "resourceClaimStatuses" => 17,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "resources" => 18,
             "startTime" => 19,
             _ => return None,
@@ -324,13 +336,16 @@ impl crate::serde_util::DeStruct for PodStatusApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             0 => self.allocated_resources = crate::serde_util::optional_map(map)?,
             1 => self.conditions = crate::serde_util::optional_vec(map)?,
             2 => self.container_statuses = crate::serde_util::optional_vec(map)?,
             3 => {
                 self.ephemeral_container_statuses = crate::serde_util::optional_vec(map)?;
             }
+            #[cfg(not(feature = "v1_33"))]
             4 => self.extended_resource_claim_status = map.next_value()?,
             5 => self.host_ip = map.next_value()?,
             6 => self.host_ips = crate::serde_util::optional_vec(map)?,
@@ -345,6 +360,7 @@ impl crate::serde_util::DeStruct for PodStatusApply {
             15 => self.reason = map.next_value()?,
             16 => self.resize = map.next_value()?,
             17 => self.resource_claim_statuses = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             18 => self.resources = map.next_value()?,
             19 => self.start_time = map.next_value()?,
             _ => {}
@@ -362,11 +378,9 @@ impl<'de> serde::Deserialize<'de> for PodStatusApply {
 impl serde::Serialize for PodStatusApply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.allocated_resources.is_some())
-            + usize::from(self.conditions.is_some())
+        let len = usize::from(self.conditions.is_some())
             + usize::from(self.container_statuses.is_some())
             + usize::from(self.ephemeral_container_statuses.is_some())
-            + usize::from(self.extended_resource_claim_status.is_some())
             + usize::from(self.host_ip.is_some()) + usize::from(self.host_ips.is_some())
             + usize::from(self.init_container_statuses.is_some())
             + usize::from(self.message.is_some())
@@ -376,9 +390,15 @@ impl serde::Serialize for PodStatusApply {
             + usize::from(self.pod_ips.is_some()) + usize::from(self.qos_class.is_some())
             + usize::from(self.reason.is_some()) + usize::from(self.resize.is_some())
             + usize::from(self.resource_claim_statuses.is_some())
-            + usize::from(self.resources.is_some())
             + usize::from(self.start_time.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.allocated_resources.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.extended_resource_claim_status.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.resources.is_some());
         let mut state = serializer.serialize_struct("PodStatusApply", len)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.allocated_resources {
             state.serialize_field("allocatedResources", value)?;
         }
@@ -391,6 +411,7 @@ impl serde::Serialize for PodStatusApply {
         if let Some(value) = &self.ephemeral_container_statuses {
             state.serialize_field("ephemeralContainerStatuses", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.extended_resource_claim_status {
             state.serialize_field("extendedResourceClaimStatus", value)?;
         }
@@ -433,6 +454,7 @@ impl serde::Serialize for PodStatusApply {
         if let Some(value) = &self.resource_claim_statuses {
             state.serialize_field("resourceClaimStatuses", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.resources {
             state.serialize_field("resources", value)?;
         }

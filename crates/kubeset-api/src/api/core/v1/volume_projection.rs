@@ -29,6 +29,7 @@ pub struct VolumeProjection {
     /// Prefer using the credential bundle format, since your application code can read it atomically.  If you use keyPath and certificateChainPath, your application must make two separate file reads. If these coincide with a certificate rotation, it is possible that the private key and leaf certificate you read may not correspond to each other.  Your application will need to check for this condition, and re-read until they are consistent.
     ///
     /// The named signer controls chooses the format of the certificate it issues; consult the signer implementation's documentation to learn how to use the certificates it issues.
+    #[cfg(not(feature = "v1_33"))]
     pub pod_certificate: Option<crate::api::core::v1::PodCertificateProjection>,
     /// secret information about the secret data to project
     pub secret: Option<crate::api::core::v1::SecretProjection>,
@@ -43,6 +44,7 @@ impl crate::serde_util::DeStruct for VolumeProjection {
         "clusterTrustBundle",
         "configMap",
         "downwardAPI",
+        #[cfg(not(feature = "v1_33"))]
         "podCertificate",
         "secret",
         "serviceAccountToken",
@@ -52,6 +54,7 @@ impl crate::serde_util::DeStruct for VolumeProjection {
             "clusterTrustBundle" => 0,
             "configMap" => 1,
             "downwardAPI" => 2,
+            #[cfg(not(feature = "v1_33"))]
             "podCertificate" => 3,
             "secret" => 4,
             "serviceAccountToken" => 5,
@@ -64,10 +67,12 @@ impl crate::serde_util::DeStruct for VolumeProjection {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.cluster_trust_bundle = map.next_value()?,
             1 => self.config_map = map.next_value()?,
             2 => self.downward_api = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             3 => self.pod_certificate = map.next_value()?,
             4 => self.secret = map.next_value()?,
             5 => self.service_account_token = map.next_value()?,
@@ -89,9 +94,10 @@ impl serde::Serialize for VolumeProjection {
         let len = usize::from(self.cluster_trust_bundle.is_some())
             + usize::from(self.config_map.is_some())
             + usize::from(self.downward_api.is_some())
-            + usize::from(self.pod_certificate.is_some())
             + usize::from(self.secret.is_some())
             + usize::from(self.service_account_token.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.pod_certificate.is_some());
         let mut state = serializer.serialize_struct("VolumeProjection", len)?;
         if let Some(value) = &self.cluster_trust_bundle {
             state.serialize_field("clusterTrustBundle", value)?;
@@ -102,6 +108,7 @@ impl serde::Serialize for VolumeProjection {
         if let Some(value) = &self.downward_api {
             state.serialize_field("downwardAPI", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.pod_certificate {
             state.serialize_field("podCertificate", value)?;
         }

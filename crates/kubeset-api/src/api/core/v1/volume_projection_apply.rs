@@ -13,6 +13,7 @@ pub struct VolumeProjectionApply {
     /// `downwardAPI`: see [`crate::api::core::v1::VolumeProjection::downward_api`].
     pub downward_api: Option<crate::api::core::v1::DownwardAPIProjectionApply>,
     /// `podCertificate`: see [`crate::api::core::v1::VolumeProjection::pod_certificate`].
+    #[cfg(not(feature = "v1_33"))]
     pub pod_certificate: Option<crate::api::core::v1::PodCertificateProjectionApply>,
     /// `secret`: see [`crate::api::core::v1::VolumeProjection::secret`].
     pub secret: Option<crate::api::core::v1::SecretProjectionApply>,
@@ -55,6 +56,7 @@ impl VolumeProjectionApply {
         self.downward_api = Some(value.into());
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `podCertificate`.
     ///
     /// See [`crate::api::core::v1::VolumeProjection::pod_certificate`].
@@ -95,6 +97,7 @@ impl crate::serde_util::DeStruct for VolumeProjectionApply {
         "clusterTrustBundle",
         "configMap",
         "downwardAPI",
+        #[cfg(not(feature = "v1_33"))]
         "podCertificate",
         "secret",
         "serviceAccountToken",
@@ -104,6 +107,7 @@ impl crate::serde_util::DeStruct for VolumeProjectionApply {
             "clusterTrustBundle" => 0,
             "configMap" => 1,
             "downwardAPI" => 2,
+            #[cfg(not(feature = "v1_33"))]
             "podCertificate" => 3,
             "secret" => 4,
             "serviceAccountToken" => 5,
@@ -116,10 +120,12 @@ impl crate::serde_util::DeStruct for VolumeProjectionApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.cluster_trust_bundle = map.next_value()?,
             1 => self.config_map = map.next_value()?,
             2 => self.downward_api = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             3 => self.pod_certificate = map.next_value()?,
             4 => self.secret = map.next_value()?,
             5 => self.service_account_token = map.next_value()?,
@@ -141,9 +147,10 @@ impl serde::Serialize for VolumeProjectionApply {
         let len = usize::from(self.cluster_trust_bundle.is_some())
             + usize::from(self.config_map.is_some())
             + usize::from(self.downward_api.is_some())
-            + usize::from(self.pod_certificate.is_some())
             + usize::from(self.secret.is_some())
             + usize::from(self.service_account_token.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.pod_certificate.is_some());
         let mut state = serializer.serialize_struct("VolumeProjectionApply", len)?;
         if let Some(value) = &self.cluster_trust_bundle {
             state.serialize_field("clusterTrustBundle", value)?;
@@ -154,6 +161,7 @@ impl serde::Serialize for VolumeProjectionApply {
         if let Some(value) = &self.downward_api {
             state.serialize_field("downwardAPI", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.pod_certificate {
             state.serialize_field("podCertificate", value)?;
         }

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.AllocationResult` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// AllocationResult contains attributes of an allocated resource.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AllocationResult {
     /// AllocationTimestamp stores the time when the resources were allocated. This field is not guaranteed to be set, in which case that time is unknown.

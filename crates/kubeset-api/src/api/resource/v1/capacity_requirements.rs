@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.CapacityRequirements` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// CapacityRequirements defines the capacity requirements for a specific device request.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CapacityRequirements {
     /// Requests represent individual device resource requests for distinct resources, all of which must be provided by the device.

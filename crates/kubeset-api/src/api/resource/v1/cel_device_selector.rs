@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.CELDeviceSelector` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// CELDeviceSelector contains a CEL expression for selecting a device.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CELDeviceSelector {
     /// Expression is a CEL expression which evaluates a single device. It must evaluate to true when the device under consideration satisfies the desired criteria, and false when it does not. Any other result is an error and causes allocation of devices to abort.

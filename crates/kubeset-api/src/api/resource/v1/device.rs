@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.Device` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// Device represents one individual hardware instance that can be selected based on its attributes. Besides the name, exactly one field must be set.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Device {
     /// AllNodes indicates that all nodes have access to the device.

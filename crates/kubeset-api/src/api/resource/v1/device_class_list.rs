@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.DeviceClassList` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// DeviceClassList is a collection of classes.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClassList {
     /// Items is the list of resource classes.

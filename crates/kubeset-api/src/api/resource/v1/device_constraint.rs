@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.DeviceConstraint` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// DeviceConstraint must have exactly one field set besides Requests.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceConstraint {
     /// DistinctAttribute requires that all devices in question have this attribute and that its type and value are unique across those devices.

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.DeviceCounterConsumption` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// DeviceCounterConsumption defines a set of counters that a device will consume from a CounterSet.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceCounterConsumption {
     /// CounterSet is the name of the set from which the counters defined will be consumed.

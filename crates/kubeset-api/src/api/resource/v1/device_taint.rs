@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.DeviceTaint` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// The device this taint is attached to has the "effect" on any claim which does not tolerate the taint and, through the claim, to pods using the claim.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaint {
     /// The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them.

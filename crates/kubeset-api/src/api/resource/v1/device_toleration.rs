@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.DeviceToleration` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// The ResourceClaim this DeviceToleration is attached to tolerates any taint that matches the triple <key,value,effect> using the matching operator <operator>.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceToleration {
     /// Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule and NoExecute.

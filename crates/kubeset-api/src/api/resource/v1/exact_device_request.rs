@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.ExactDeviceRequest` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// ExactDeviceRequest is a request for one or more identical devices.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExactDeviceRequest {
     /// AdminAccess indicates that this is a claim for administrative access to the device(s). Claims with AdminAccess are expected to be used for monitoring or other management services for a device.  They ignore all ordinary claims to the device with respect to access modes and any resource allocations.

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.NetworkDeviceData` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// NetworkDeviceData provides network-related details for the allocated device. This information may be filled by drivers or other components to configure or identify the device within a network context.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkDeviceData {
     /// HardwareAddress represents the hardware address (e.g. MAC Address) of the device's network interface.

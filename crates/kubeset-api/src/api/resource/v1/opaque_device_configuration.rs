@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.OpaqueDeviceConfiguration` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// OpaqueDeviceConfiguration contains configuration parameters for a driver in a format defined by the driver vendor.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OpaqueDeviceConfiguration {
     /// Driver is used to determine which kubelet plugin needs to be passed these configuration parameters.

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.ResourceClaimSpec` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// ResourceClaimSpec defines what is being requested in a ResourceClaim and how to configure it.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimSpec {
     /// Devices defines how to request devices.

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.ResourceClaimStatus` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// ResourceClaimStatus tracks whether the resource has been allocated and what the result of that was.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimStatus {
     /// Allocation is set once the claim has been allocated successfully.

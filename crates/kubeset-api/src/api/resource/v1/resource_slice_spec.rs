@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1.ResourceSliceSpec` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// ResourceSliceSpec contains the information published by the driver in one ResourceSlice.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceSliceSpec {
     /// AllNodes indicates that all nodes have access to the resources in the pool.

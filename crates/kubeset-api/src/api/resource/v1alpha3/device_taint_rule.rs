@@ -11,6 +11,7 @@ pub struct DeviceTaintRule {
     /// Changing the spec automatically increments the metadata.generation number.
     pub spec: crate::api::resource::v1alpha3::DeviceTaintRuleSpec,
     /// Status provides information about what was requested in the spec.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub status: Option<crate::api::resource::v1alpha3::DeviceTaintRuleStatus>,
 }
 impl crate::Resource for DeviceTaintRule {
@@ -34,11 +35,17 @@ impl crate::Metadata for DeviceTaintRule {
 }
 impl crate::serde_util::DeStruct for DeviceTaintRule {
     const NAME: &'static str = "DeviceTaintRule";
-    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    const FIELDS: &'static [&'static str] = &[
+        "metadata",
+        "spec",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        "status",
+    ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "metadata" => 0,
             "spec" => 1,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "status" => 2,
             _ => return None,
         };
@@ -49,9 +56,11 @@ impl crate::serde_util::DeStruct for DeviceTaintRule {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
             1 => self.spec = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             2 => self.status = map.next_value()?,
             _ => {}
         }
@@ -68,12 +77,15 @@ impl<'de> serde::Deserialize<'de> for DeviceTaintRule {
 impl serde::Serialize for DeviceTaintRule {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 4usize + usize::from(self.status.is_some());
+        let len = 4usize;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.status.is_some());
         let mut state = serializer.serialize_struct("DeviceTaintRule", len)?;
         state.serialize_field("apiVersion", "resource.k8s.io/v1alpha3")?;
         state.serialize_field("kind", "DeviceTaintRule")?;
         state.serialize_field("metadata", &self.metadata)?;
         state.serialize_field("spec", &self.spec)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.status {
             state.serialize_field("status", value)?;
         }

@@ -9,6 +9,7 @@ pub struct DeviceTaintRuleApply {
     /// `spec`: see [`crate::api::resource::v1alpha3::DeviceTaintRule::spec`].
     pub spec: Option<crate::api::resource::v1alpha3::DeviceTaintRuleSpecApply>,
     /// `status`: see [`crate::api::resource::v1alpha3::DeviceTaintRule::status`].
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub status: Option<crate::api::resource::v1alpha3::DeviceTaintRuleStatusApply>,
 }
 impl DeviceTaintRuleApply {
@@ -73,6 +74,7 @@ impl DeviceTaintRuleApply {
         self.spec = Some(value.into());
         self
     }
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     /// Sets `status`.
     ///
     /// See [`crate::api::resource::v1alpha3::DeviceTaintRule::status`].
@@ -87,11 +89,17 @@ impl DeviceTaintRuleApply {
 }
 impl crate::serde_util::DeStruct for DeviceTaintRuleApply {
     const NAME: &'static str = "DeviceTaintRuleApply";
-    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    const FIELDS: &'static [&'static str] = &[
+        "metadata",
+        "spec",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        "status",
+    ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "metadata" => 0,
             "spec" => 1,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "status" => 2,
             _ => return None,
         };
@@ -102,9 +110,11 @@ impl crate::serde_util::DeStruct for DeviceTaintRuleApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.metadata = map.next_value()?,
             1 => self.spec = map.next_value()?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             2 => self.status = map.next_value()?,
             _ => {}
         }
@@ -122,7 +132,9 @@ impl serde::Serialize for DeviceTaintRuleApply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = 2usize + usize::from(self.metadata.is_some())
-            + usize::from(self.spec.is_some()) + usize::from(self.status.is_some());
+            + usize::from(self.spec.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.status.is_some());
         let mut state = serializer.serialize_struct("DeviceTaintRuleApply", len)?;
         state.serialize_field("apiVersion", "resource.k8s.io/v1alpha3")?;
         state.serialize_field("kind", "DeviceTaintRule")?;
@@ -132,6 +144,7 @@ impl serde::Serialize for DeviceTaintRuleApply {
         if let Some(value) = &self.spec {
             state.serialize_field("spec", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.status {
             state.serialize_field("status", value)?;
         }

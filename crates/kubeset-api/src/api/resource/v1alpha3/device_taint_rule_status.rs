@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.resource.v1alpha3.DeviceTaintRuleStatus` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1alpha3.json.
 
 /// DeviceTaintRuleStatus provides information about an on-going pod eviction.
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintRuleStatus {
     /// Conditions provide information about the state of the DeviceTaintRule and the cluster at some point in time, in a machine-readable and human-readable format.

@@ -8,21 +8,39 @@ pub struct DeviceTaintSelector {
     ///
     /// Setting also driver and pool may be required to avoid ambiguity, but is not required.
     pub device: Option<String>,
+    /// If DeviceClassName is set, the selectors defined there must be satisfied by a device to be selected. This field corresponds to class.metadata.name.
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    pub device_class_name: Option<String>,
     /// If driver is set, only devices from that driver are selected. This fields corresponds to slice.spec.driver.
     pub driver: Option<String>,
     /// If pool is set, only devices in that pool are selected.
     ///
     /// Also setting the driver name may be useful to avoid ambiguity when different drivers use the same pool name, but this is not required because selecting pools from different drivers may also be useful, for example when drivers with node-local devices use the node name as their pool name.
     pub pool: Option<String>,
+    /// Selectors contains the same selection criteria as a ResourceClaim. Currently, CEL expressions are supported. All of these selectors must be satisfied.
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    pub selectors: Option<Vec<crate::api::resource::v1alpha3::DeviceSelector>>,
 }
 impl crate::serde_util::DeStruct for DeviceTaintSelector {
     const NAME: &'static str = "DeviceTaintSelector";
-    const FIELDS: &'static [&'static str] = &["device", "driver", "pool"];
+    const FIELDS: &'static [&'static str] = &[
+        "device",
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        "deviceClassName",
+        "driver",
+        "pool",
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        "selectors",
+    ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "device" => 0,
-            "driver" => 1,
-            "pool" => 2,
+            #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+            "deviceClassName" => 1,
+            "driver" => 2,
+            "pool" => 3,
+            #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+            "selectors" => 4,
             _ => return None,
         };
         Some(index)
@@ -32,10 +50,15 @@ impl crate::serde_util::DeStruct for DeviceTaintSelector {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.device = map.next_value()?,
-            1 => self.driver = map.next_value()?,
-            2 => self.pool = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+            1 => self.device_class_name = map.next_value()?,
+            2 => self.driver = map.next_value()?,
+            3 => self.pool = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+            4 => self.selectors = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())
@@ -53,15 +76,27 @@ impl serde::Serialize for DeviceTaintSelector {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.device.is_some()) + usize::from(self.driver.is_some())
             + usize::from(self.pool.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        let len = len + usize::from(self.device_class_name.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        let len = len + usize::from(self.selectors.is_some());
         let mut state = serializer.serialize_struct("DeviceTaintSelector", len)?;
         if let Some(value) = &self.device {
             state.serialize_field("device", value)?;
+        }
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        if let Some(value) = &self.device_class_name {
+            state.serialize_field("deviceClassName", value)?;
         }
         if let Some(value) = &self.driver {
             state.serialize_field("driver", value)?;
         }
         if let Some(value) = &self.pool {
             state.serialize_field("pool", value)?;
+        }
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        if let Some(value) = &self.selectors {
+            state.serialize_field("selectors", value)?;
         }
         state.end()
     }

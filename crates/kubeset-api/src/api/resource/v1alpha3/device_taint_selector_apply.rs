@@ -6,10 +6,18 @@
 pub struct DeviceTaintSelectorApply {
     /// `device`: see [`crate::api::resource::v1alpha3::DeviceTaintSelector::device`].
     pub device: Option<String>,
+    /// `deviceClassName`: see [`crate::api::resource::v1alpha3::DeviceTaintSelector::device_class_name`].
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    pub device_class_name: Option<String>,
     /// `driver`: see [`crate::api::resource::v1alpha3::DeviceTaintSelector::driver`].
     pub driver: Option<String>,
     /// `pool`: see [`crate::api::resource::v1alpha3::DeviceTaintSelector::pool`].
     pub pool: Option<String>,
+    /// `selectors`: see [`crate::api::resource::v1alpha3::DeviceTaintSelector::selectors`].
+    ///
+    /// Server-side apply: an atomic list, replaced whole and owned by one manager.
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    pub selectors: Option<Vec<crate::api::resource::v1alpha3::DeviceSelectorApply>>,
 }
 impl DeviceTaintSelectorApply {
     /// Sets `device`.
@@ -18,6 +26,15 @@ impl DeviceTaintSelectorApply {
     #[must_use]
     pub fn with_device(mut self, value: impl Into<String>) -> Self {
         self.device = Some(value.into());
+        self
+    }
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    /// Sets `deviceClassName`.
+    ///
+    /// See [`crate::api::resource::v1alpha3::DeviceTaintSelector::device_class_name`].
+    #[must_use]
+    pub fn with_device_class_name(mut self, value: impl Into<String>) -> Self {
+        self.device_class_name = Some(value.into());
         self
     }
     /// Sets `driver`.
@@ -36,15 +53,41 @@ impl DeviceTaintSelectorApply {
         self.pool = Some(value.into());
         self
     }
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    /// Appends `values` to `selectors`.
+    ///
+    /// See [`crate::api::resource::v1alpha3::DeviceTaintSelector::selectors`].
+    #[must_use]
+    pub fn with_selectors(
+        mut self,
+        values: impl IntoIterator<
+            Item = crate::api::resource::v1alpha3::DeviceSelectorApply,
+        >,
+    ) -> Self {
+        self.selectors.get_or_insert_with(Vec::new).extend(values);
+        self
+    }
 }
 impl crate::serde_util::DeStruct for DeviceTaintSelectorApply {
     const NAME: &'static str = "DeviceTaintSelectorApply";
-    const FIELDS: &'static [&'static str] = &["device", "driver", "pool"];
+    const FIELDS: &'static [&'static str] = &[
+        "device",
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        "deviceClassName",
+        "driver",
+        "pool",
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        "selectors",
+    ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "device" => 0,
-            "driver" => 1,
-            "pool" => 2,
+            #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+            "deviceClassName" => 1,
+            "driver" => 2,
+            "pool" => 3,
+            #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+            "selectors" => 4,
             _ => return None,
         };
         Some(index)
@@ -54,10 +97,15 @@ impl crate::serde_util::DeStruct for DeviceTaintSelectorApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.device = map.next_value()?,
-            1 => self.driver = map.next_value()?,
-            2 => self.pool = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+            1 => self.device_class_name = map.next_value()?,
+            2 => self.driver = map.next_value()?,
+            3 => self.pool = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+            4 => self.selectors = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())
@@ -75,15 +123,27 @@ impl serde::Serialize for DeviceTaintSelectorApply {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.device.is_some()) + usize::from(self.driver.is_some())
             + usize::from(self.pool.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        let len = len + usize::from(self.device_class_name.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        let len = len + usize::from(self.selectors.is_some());
         let mut state = serializer.serialize_struct("DeviceTaintSelectorApply", len)?;
         if let Some(value) = &self.device {
             state.serialize_field("device", value)?;
+        }
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        if let Some(value) = &self.device_class_name {
+            state.serialize_field("deviceClassName", value)?;
         }
         if let Some(value) = &self.driver {
             state.serialize_field("driver", value)?;
         }
         if let Some(value) = &self.pool {
             state.serialize_field("pool", value)?;
+        }
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        if let Some(value) = &self.selectors {
+            state.serialize_field("selectors", value)?;
         }
         state.end()
     }

@@ -2,6 +2,226 @@
 // Source: kubernetes/v1.35.
 
 //! Types of `api::resource::v1alpha3` (cargo feature `resource-v1alpha3`).
+#[cfg(feature = "v1_33")]
+mod allocated_device_status;
+#[cfg(feature = "v1_33")]
+pub use self::allocated_device_status::AllocatedDeviceStatus;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod allocated_device_status_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::allocated_device_status_apply::AllocatedDeviceStatusApply;
+#[cfg(feature = "v1_33")]
+mod allocation_result;
+#[cfg(feature = "v1_33")]
+pub use self::allocation_result::AllocationResult;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod allocation_result_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::allocation_result_apply::AllocationResultApply;
+#[cfg(feature = "v1_33")]
+mod basic_device;
+#[cfg(feature = "v1_33")]
+pub use self::basic_device::BasicDevice;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod basic_device_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::basic_device_apply::BasicDeviceApply;
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+mod cel_device_selector;
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+pub use self::cel_device_selector::CELDeviceSelector;
+#[cfg(feature = "apply")]
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+mod cel_device_selector_apply;
+#[cfg(feature = "apply")]
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+pub use self::cel_device_selector_apply::CELDeviceSelectorApply;
+#[cfg(feature = "v1_33")]
+mod counter;
+#[cfg(feature = "v1_33")]
+pub use self::counter::Counter;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod counter_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::counter_apply::CounterApply;
+#[cfg(feature = "v1_33")]
+mod counter_set;
+#[cfg(feature = "v1_33")]
+pub use self::counter_set::CounterSet;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod counter_set_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::counter_set_apply::CounterSetApply;
+#[cfg(feature = "v1_33")]
+mod device;
+#[cfg(feature = "v1_33")]
+pub use self::device::Device;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_apply::DeviceApply;
+#[cfg(feature = "v1_33")]
+mod device_allocation_configuration;
+#[cfg(feature = "v1_33")]
+pub use self::device_allocation_configuration::DeviceAllocationConfiguration;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_allocation_configuration_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_allocation_configuration_apply::DeviceAllocationConfigurationApply;
+#[cfg(feature = "v1_33")]
+mod device_allocation_result;
+#[cfg(feature = "v1_33")]
+pub use self::device_allocation_result::DeviceAllocationResult;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_allocation_result_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_allocation_result_apply::DeviceAllocationResultApply;
+#[cfg(feature = "v1_33")]
+mod device_attribute;
+#[cfg(feature = "v1_33")]
+pub use self::device_attribute::DeviceAttribute;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_attribute_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_attribute_apply::DeviceAttributeApply;
+#[cfg(feature = "v1_33")]
+mod device_claim;
+#[cfg(feature = "v1_33")]
+pub use self::device_claim::DeviceClaim;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_claim_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_claim_apply::DeviceClaimApply;
+#[cfg(feature = "v1_33")]
+mod device_claim_configuration;
+#[cfg(feature = "v1_33")]
+pub use self::device_claim_configuration::DeviceClaimConfiguration;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_claim_configuration_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_claim_configuration_apply::DeviceClaimConfigurationApply;
+#[cfg(feature = "v1_33")]
+mod device_class;
+#[cfg(feature = "v1_33")]
+pub use self::device_class::DeviceClass;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_class_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_class_apply::DeviceClassApply;
+#[cfg(feature = "v1_33")]
+mod device_class_configuration;
+#[cfg(feature = "v1_33")]
+pub use self::device_class_configuration::DeviceClassConfiguration;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_class_configuration_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_class_configuration_apply::DeviceClassConfigurationApply;
+#[cfg(feature = "v1_33")]
+mod device_class_list;
+#[cfg(feature = "v1_33")]
+pub use self::device_class_list::DeviceClassList;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_class_list_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_class_list_apply::DeviceClassListApply;
+#[cfg(feature = "v1_33")]
+mod device_class_spec;
+#[cfg(feature = "v1_33")]
+pub use self::device_class_spec::DeviceClassSpec;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_class_spec_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_class_spec_apply::DeviceClassSpecApply;
+#[cfg(feature = "v1_33")]
+mod device_constraint;
+#[cfg(feature = "v1_33")]
+pub use self::device_constraint::DeviceConstraint;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_constraint_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_constraint_apply::DeviceConstraintApply;
+#[cfg(feature = "v1_33")]
+mod device_counter_consumption;
+#[cfg(feature = "v1_33")]
+pub use self::device_counter_consumption::DeviceCounterConsumption;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_counter_consumption_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_counter_consumption_apply::DeviceCounterConsumptionApply;
+#[cfg(feature = "v1_33")]
+mod device_request;
+#[cfg(feature = "v1_33")]
+pub use self::device_request::DeviceRequest;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_request_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_request_apply::DeviceRequestApply;
+#[cfg(feature = "v1_33")]
+mod device_request_allocation_result;
+#[cfg(feature = "v1_33")]
+pub use self::device_request_allocation_result::DeviceRequestAllocationResult;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_request_allocation_result_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_request_allocation_result_apply::DeviceRequestAllocationResultApply;
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+mod device_selector;
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+pub use self::device_selector::DeviceSelector;
+#[cfg(feature = "apply")]
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+mod device_selector_apply;
+#[cfg(feature = "apply")]
+#[cfg(any(feature = "v1_33", feature = "v1_34"))]
+pub use self::device_selector_apply::DeviceSelectorApply;
+#[cfg(feature = "v1_33")]
+mod device_sub_request;
+#[cfg(feature = "v1_33")]
+pub use self::device_sub_request::DeviceSubRequest;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_sub_request_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_sub_request_apply::DeviceSubRequestApply;
 mod device_taint;
 pub use self::device_taint::DeviceTaint;
 #[cfg(feature = "apply")]
@@ -26,11 +246,15 @@ pub use self::device_taint_rule_spec::DeviceTaintRuleSpec;
 mod device_taint_rule_spec_apply;
 #[cfg(feature = "apply")]
 pub use self::device_taint_rule_spec_apply::DeviceTaintRuleSpecApply;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod device_taint_rule_status;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::device_taint_rule_status::DeviceTaintRuleStatus;
 #[cfg(feature = "apply")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod device_taint_rule_status_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::device_taint_rule_status_apply::DeviceTaintRuleStatusApply;
 mod device_taint_selector;
 pub use self::device_taint_selector::DeviceTaintSelector;
@@ -38,3 +262,153 @@ pub use self::device_taint_selector::DeviceTaintSelector;
 mod device_taint_selector_apply;
 #[cfg(feature = "apply")]
 pub use self::device_taint_selector_apply::DeviceTaintSelectorApply;
+#[cfg(feature = "v1_33")]
+mod device_toleration;
+#[cfg(feature = "v1_33")]
+pub use self::device_toleration::DeviceToleration;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod device_toleration_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::device_toleration_apply::DeviceTolerationApply;
+#[cfg(feature = "v1_33")]
+mod network_device_data;
+#[cfg(feature = "v1_33")]
+pub use self::network_device_data::NetworkDeviceData;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod network_device_data_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::network_device_data_apply::NetworkDeviceDataApply;
+#[cfg(feature = "v1_33")]
+mod opaque_device_configuration;
+#[cfg(feature = "v1_33")]
+pub use self::opaque_device_configuration::OpaqueDeviceConfiguration;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod opaque_device_configuration_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::opaque_device_configuration_apply::OpaqueDeviceConfigurationApply;
+#[cfg(feature = "v1_33")]
+mod resource_claim;
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim::ResourceClaim;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod resource_claim_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_apply::ResourceClaimApply;
+#[cfg(feature = "v1_33")]
+mod resource_claim_consumer_reference;
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_consumer_reference::ResourceClaimConsumerReference;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod resource_claim_consumer_reference_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_consumer_reference_apply::ResourceClaimConsumerReferenceApply;
+#[cfg(feature = "v1_33")]
+mod resource_claim_list;
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_list::ResourceClaimList;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod resource_claim_list_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_list_apply::ResourceClaimListApply;
+#[cfg(feature = "v1_33")]
+mod resource_claim_spec;
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_spec::ResourceClaimSpec;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod resource_claim_spec_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_spec_apply::ResourceClaimSpecApply;
+#[cfg(feature = "v1_33")]
+mod resource_claim_status;
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_status::ResourceClaimStatus;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod resource_claim_status_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_status_apply::ResourceClaimStatusApply;
+#[cfg(feature = "v1_33")]
+mod resource_claim_template;
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_template::ResourceClaimTemplate;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod resource_claim_template_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_template_apply::ResourceClaimTemplateApply;
+#[cfg(feature = "v1_33")]
+mod resource_claim_template_list;
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_template_list::ResourceClaimTemplateList;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod resource_claim_template_list_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_template_list_apply::ResourceClaimTemplateListApply;
+#[cfg(feature = "v1_33")]
+mod resource_claim_template_spec;
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_template_spec::ResourceClaimTemplateSpec;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod resource_claim_template_spec_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::resource_claim_template_spec_apply::ResourceClaimTemplateSpecApply;
+#[cfg(feature = "v1_33")]
+mod resource_pool;
+#[cfg(feature = "v1_33")]
+pub use self::resource_pool::ResourcePool;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod resource_pool_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::resource_pool_apply::ResourcePoolApply;
+#[cfg(feature = "v1_33")]
+mod resource_slice;
+#[cfg(feature = "v1_33")]
+pub use self::resource_slice::ResourceSlice;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod resource_slice_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::resource_slice_apply::ResourceSliceApply;
+#[cfg(feature = "v1_33")]
+mod resource_slice_list;
+#[cfg(feature = "v1_33")]
+pub use self::resource_slice_list::ResourceSliceList;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod resource_slice_list_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::resource_slice_list_apply::ResourceSliceListApply;
+#[cfg(feature = "v1_33")]
+mod resource_slice_spec;
+#[cfg(feature = "v1_33")]
+pub use self::resource_slice_spec::ResourceSliceSpec;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+mod resource_slice_spec_apply;
+#[cfg(feature = "apply")]
+#[cfg(feature = "v1_33")]
+pub use self::resource_slice_spec_apply::ResourceSliceSpecApply;

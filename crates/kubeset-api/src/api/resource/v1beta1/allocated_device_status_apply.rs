@@ -21,11 +21,13 @@ pub struct AllocatedDeviceStatusApply {
     /// `pool`: see [`crate::api::resource::v1beta1::AllocatedDeviceStatus::pool`].
     pub pool: Option<String>,
     /// `shareID`: see [`crate::api::resource::v1beta1::AllocatedDeviceStatus::share_id`].
+    #[cfg(not(feature = "v1_33"))]
     pub share_id: Option<String>,
 }
 impl AllocatedDeviceStatusApply {
     /// An item of a keyed list (`listType=map`) identified by `driver`, `device`, `pool`, `shareID`: only its keys set.
     #[must_use]
+    #[cfg(not(feature = "v1_33"))]
     pub fn new(
         driver: impl Into<String>,
         device: impl Into<String>,
@@ -99,6 +101,7 @@ impl AllocatedDeviceStatusApply {
         self.pool = Some(value.into());
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `shareID`.
     ///
     /// See [`crate::api::resource::v1beta1::AllocatedDeviceStatus::share_id`].
@@ -117,6 +120,7 @@ impl crate::serde_util::DeStruct for AllocatedDeviceStatusApply {
         "driver",
         "networkData",
         "pool",
+        #[cfg(not(feature = "v1_33"))]
         "shareID",
     ];
     fn index(key: &str) -> Option<usize> {
@@ -127,6 +131,7 @@ impl crate::serde_util::DeStruct for AllocatedDeviceStatusApply {
             "driver" => 3,
             "networkData" => 4,
             "pool" => 5,
+            #[cfg(not(feature = "v1_33"))]
             "shareID" => 6,
             _ => return None,
         };
@@ -137,6 +142,7 @@ impl crate::serde_util::DeStruct for AllocatedDeviceStatusApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.conditions = crate::serde_util::optional_vec(map)?,
             1 => self.data = map.next_value()?,
@@ -144,6 +150,7 @@ impl crate::serde_util::DeStruct for AllocatedDeviceStatusApply {
             3 => self.driver = map.next_value()?,
             4 => self.network_data = map.next_value()?,
             5 => self.pool = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             6 => self.share_id = map.next_value()?,
             _ => {}
         }
@@ -163,8 +170,10 @@ impl serde::Serialize for AllocatedDeviceStatusApply {
         let len = usize::from(self.conditions.is_some())
             + usize::from(self.data.is_some()) + usize::from(self.device.is_some())
             + usize::from(self.driver.is_some())
-            + usize::from(self.network_data.is_some()) + usize::from(self.pool.is_some())
-            + usize::from(self.share_id.is_some());
+            + usize::from(self.network_data.is_some())
+            + usize::from(self.pool.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.share_id.is_some());
         let mut state = serializer.serialize_struct("AllocatedDeviceStatusApply", len)?;
         if let Some(value) = &self.conditions {
             state.serialize_field("conditions", value)?;
@@ -184,6 +193,7 @@ impl serde::Serialize for AllocatedDeviceStatusApply {
         if let Some(value) = &self.pool {
             state.serialize_field("pool", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.share_id {
             state.serialize_field("shareID", value)?;
         }

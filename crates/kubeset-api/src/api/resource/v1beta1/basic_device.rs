@@ -11,6 +11,7 @@ pub struct BasicDevice {
     /// AllowMultipleAllocations marks whether the device is allowed to be allocated to multiple DeviceRequests.
     ///
     /// If AllowMultipleAllocations is set to true, the device can be allocated more than once, and all of its capacity is consumable, regardless of whether the requestPolicy is defined or not.
+    #[cfg(not(feature = "v1_33"))]
     pub allow_multiple_allocations: Option<bool>,
     /// Attributes defines the set of attributes for this device. The name of each attribute must be unique in that set.
     ///
@@ -28,6 +29,7 @@ pub struct BasicDevice {
     /// The conditions must be a valid condition type string.
     ///
     /// This is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
+    #[cfg(not(feature = "v1_33"))]
     pub binding_conditions: Option<Vec<String>>,
     /// BindingFailureConditions defines the conditions for binding failure. They may be set in the per-device status conditions. If any is true, a binding failure occurred.
     ///
@@ -36,10 +38,12 @@ pub struct BasicDevice {
     /// The conditions must be a valid condition type string.
     ///
     /// This is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
+    #[cfg(not(feature = "v1_33"))]
     pub binding_failure_conditions: Option<Vec<String>>,
     /// BindsToNode indicates if the usage of an allocation involving this device has to be limited to exactly the node that was chosen when allocating the claim. If set to true, the scheduler will set the ResourceClaim.Status.Allocation.NodeSelector to match the node where the allocation was made.
     ///
     /// This is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
+    #[cfg(not(feature = "v1_33"))]
     pub binds_to_node: Option<bool>,
     /// Capacity defines the set of capacities for this device. The name of each capacity must be unique in that set.
     ///
@@ -76,10 +80,14 @@ impl crate::serde_util::DeStruct for BasicDevice {
     const NAME: &'static str = "BasicDevice";
     const FIELDS: &'static [&'static str] = &[
         "allNodes",
+        #[cfg(not(feature = "v1_33"))]
         "allowMultipleAllocations",
         "attributes",
+        #[cfg(not(feature = "v1_33"))]
         "bindingConditions",
+        #[cfg(not(feature = "v1_33"))]
         "bindingFailureConditions",
+        #[cfg(not(feature = "v1_33"))]
         "bindsToNode",
         "capacity",
         "consumesCounters",
@@ -90,10 +98,14 @@ impl crate::serde_util::DeStruct for BasicDevice {
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "allNodes" => 0,
+            #[cfg(not(feature = "v1_33"))]
             "allowMultipleAllocations" => 1,
             "attributes" => 2,
+            #[cfg(not(feature = "v1_33"))]
             "bindingConditions" => 3,
+            #[cfg(not(feature = "v1_33"))]
             "bindingFailureConditions" => 4,
+            #[cfg(not(feature = "v1_33"))]
             "bindsToNode" => 5,
             "capacity" => 6,
             "consumesCounters" => 7,
@@ -109,12 +121,17 @@ impl crate::serde_util::DeStruct for BasicDevice {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.all_nodes = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             1 => self.allow_multiple_allocations = map.next_value()?,
             2 => self.attributes = crate::serde_util::optional_map(map)?,
+            #[cfg(not(feature = "v1_33"))]
             3 => self.binding_conditions = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(feature = "v1_33"))]
             4 => self.binding_failure_conditions = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(feature = "v1_33"))]
             5 => self.binds_to_node = map.next_value()?,
             6 => self.capacity = crate::serde_util::optional_map(map)?,
             7 => self.consumes_counters = crate::serde_util::optional_vec(map)?,
@@ -137,32 +154,40 @@ impl serde::Serialize for BasicDevice {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.all_nodes.is_some())
-            + usize::from(self.allow_multiple_allocations.is_some())
             + usize::from(self.attributes.is_some())
-            + usize::from(self.binding_conditions.is_some())
-            + usize::from(self.binding_failure_conditions.is_some())
-            + usize::from(self.binds_to_node.is_some())
             + usize::from(self.capacity.is_some())
             + usize::from(self.consumes_counters.is_some())
             + usize::from(self.node_name.is_some())
             + usize::from(self.node_selector.is_some())
             + usize::from(self.taints.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.allow_multiple_allocations.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.binding_conditions.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.binding_failure_conditions.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.binds_to_node.is_some());
         let mut state = serializer.serialize_struct("BasicDevice", len)?;
         if let Some(value) = &self.all_nodes {
             state.serialize_field("allNodes", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.allow_multiple_allocations {
             state.serialize_field("allowMultipleAllocations", value)?;
         }
         if let Some(value) = &self.attributes {
             state.serialize_field("attributes", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.binding_conditions {
             state.serialize_field("bindingConditions", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.binding_failure_conditions {
             state.serialize_field("bindingFailureConditions", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.binds_to_node {
             state.serialize_field("bindsToNode", value)?;
         }

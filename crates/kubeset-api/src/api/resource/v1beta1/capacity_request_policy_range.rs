@@ -9,6 +9,8 @@
 ///   - If Step is not set, the requested amount is used as-is if it falls within the range Min to Max (if set).
 ///   - If the requested or rounded amount exceeds Max (if set), the request does not satisfy the policy,
 ///     and the device cannot be allocated.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CapacityRequestPolicyRange {
     /// Max defines the upper limit for capacity that can be requested.

@@ -9,6 +9,7 @@ pub struct DeviceCapacity {
     /// The Device must have allowMultipleAllocations set to true in order to set a requestPolicy.
     ///
     /// If unset, capacity requests are unconstrained: requests can consume any amount of capacity, as long as the total consumed across all allocations does not exceed the device's defined capacity. If request is also unset, default is the full capacity value.
+    #[cfg(not(feature = "v1_33"))]
     pub request_policy: Option<crate::api::resource::v1beta1::CapacityRequestPolicy>,
     /// Value defines how much of a certain capacity that device has.
     ///
@@ -17,9 +18,14 @@ pub struct DeviceCapacity {
 }
 impl crate::serde_util::DeStruct for DeviceCapacity {
     const NAME: &'static str = "DeviceCapacity";
-    const FIELDS: &'static [&'static str] = &["requestPolicy", "value"];
+    const FIELDS: &'static [&'static str] = &[
+        #[cfg(not(feature = "v1_33"))]
+        "requestPolicy",
+        "value",
+    ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
+            #[cfg(not(feature = "v1_33"))]
             "requestPolicy" => 0,
             "value" => 1,
             _ => return None,
@@ -31,7 +37,9 @@ impl crate::serde_util::DeStruct for DeviceCapacity {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
+            #[cfg(not(feature = "v1_33"))]
             0 => self.request_policy = map.next_value()?,
             1 => self.value = crate::serde_util::required(map)?,
             _ => {}
@@ -49,8 +57,11 @@ impl<'de> serde::Deserialize<'de> for DeviceCapacity {
 impl serde::Serialize for DeviceCapacity {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.request_policy.is_some());
+        let len = 1usize;
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.request_policy.is_some());
         let mut state = serializer.serialize_struct("DeviceCapacity", len)?;
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.request_policy {
             state.serialize_field("requestPolicy", value)?;
         }

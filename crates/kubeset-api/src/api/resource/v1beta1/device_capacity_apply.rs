@@ -5,6 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceCapacityApply {
     /// `requestPolicy`: see [`crate::api::resource::v1beta1::DeviceCapacity::request_policy`].
+    #[cfg(not(feature = "v1_33"))]
     pub request_policy: Option<
         crate::api::resource::v1beta1::CapacityRequestPolicyApply,
     >,
@@ -12,6 +13,7 @@ pub struct DeviceCapacityApply {
     pub value: Option<crate::apimachinery::pkg::api::resource::Quantity>,
 }
 impl DeviceCapacityApply {
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `requestPolicy`.
     ///
     /// See [`crate::api::resource::v1beta1::DeviceCapacity::request_policy`].
@@ -37,9 +39,14 @@ impl DeviceCapacityApply {
 }
 impl crate::serde_util::DeStruct for DeviceCapacityApply {
     const NAME: &'static str = "DeviceCapacityApply";
-    const FIELDS: &'static [&'static str] = &["requestPolicy", "value"];
+    const FIELDS: &'static [&'static str] = &[
+        #[cfg(not(feature = "v1_33"))]
+        "requestPolicy",
+        "value",
+    ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
+            #[cfg(not(feature = "v1_33"))]
             "requestPolicy" => 0,
             "value" => 1,
             _ => return None,
@@ -51,7 +58,9 @@ impl crate::serde_util::DeStruct for DeviceCapacityApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
+            #[cfg(not(feature = "v1_33"))]
             0 => self.request_policy = map.next_value()?,
             1 => self.value = map.next_value()?,
             _ => {}
@@ -69,9 +78,11 @@ impl<'de> serde::Deserialize<'de> for DeviceCapacityApply {
 impl serde::Serialize for DeviceCapacityApply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.request_policy.is_some())
-            + usize::from(self.value.is_some());
+        let len = usize::from(self.value.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.request_policy.is_some());
         let mut state = serializer.serialize_struct("DeviceCapacityApply", len)?;
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.request_policy {
             state.serialize_field("requestPolicy", value)?;
         }

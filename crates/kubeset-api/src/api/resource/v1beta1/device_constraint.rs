@@ -11,6 +11,7 @@ pub struct DeviceConstraint {
     /// This constraint is used to avoid allocating multiple requests to the same device by ensuring attribute-level differentiation.
     ///
     /// This is useful for scenarios where resource requests must be fulfilled by separate physical devices. For example, a container requests two network interfaces that must be allocated from two different physical NICs.
+    #[cfg(not(feature = "v1_33"))]
     pub distinct_attribute: Option<String>,
     /// MatchAttribute requires that all devices in question have this attribute and that its type and value are the same across those devices.
     ///
@@ -26,12 +27,14 @@ pub struct DeviceConstraint {
 impl crate::serde_util::DeStruct for DeviceConstraint {
     const NAME: &'static str = "DeviceConstraint";
     const FIELDS: &'static [&'static str] = &[
+        #[cfg(not(feature = "v1_33"))]
         "distinctAttribute",
         "matchAttribute",
         "requests",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
+            #[cfg(not(feature = "v1_33"))]
             "distinctAttribute" => 0,
             "matchAttribute" => 1,
             "requests" => 2,
@@ -44,7 +47,9 @@ impl crate::serde_util::DeStruct for DeviceConstraint {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
+            #[cfg(not(feature = "v1_33"))]
             0 => self.distinct_attribute = map.next_value()?,
             1 => self.match_attribute = map.next_value()?,
             2 => self.requests = crate::serde_util::optional_vec(map)?,
@@ -63,10 +68,12 @@ impl<'de> serde::Deserialize<'de> for DeviceConstraint {
 impl serde::Serialize for DeviceConstraint {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.distinct_attribute.is_some())
-            + usize::from(self.match_attribute.is_some())
+        let len = usize::from(self.match_attribute.is_some())
             + usize::from(self.requests.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.distinct_attribute.is_some());
         let mut state = serializer.serialize_struct("DeviceConstraint", len)?;
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.distinct_attribute {
             state.serialize_field("distinctAttribute", value)?;
         }

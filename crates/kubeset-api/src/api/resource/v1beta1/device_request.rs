@@ -32,6 +32,7 @@ pub struct DeviceRequest {
     /// If this field is unset and the device supports multiple allocations, the default value will be applied to each capacity according to requestPolicy. For the capacity that has no requestPolicy, default is the full capacity value.
     ///
     /// Applies to each device allocation. If Count > 1, the request fails if there aren't enough devices that meet the requirements. If AllocationMode is set to All, the request fails if there are devices that otherwise match the request, and have this capacity, with a value >= the requested amount, but which cannot be allocated to this request.
+    #[cfg(not(feature = "v1_33"))]
     pub capacity: Option<crate::api::resource::v1beta1::CapacityRequirements>,
     /// Count is used only when the count mode is "ExactCount". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one.
     ///
@@ -75,6 +76,7 @@ impl crate::serde_util::DeStruct for DeviceRequest {
     const FIELDS: &'static [&'static str] = &[
         "adminAccess",
         "allocationMode",
+        #[cfg(not(feature = "v1_33"))]
         "capacity",
         "count",
         "deviceClassName",
@@ -87,6 +89,7 @@ impl crate::serde_util::DeStruct for DeviceRequest {
         let index = match key {
             "adminAccess" => 0,
             "allocationMode" => 1,
+            #[cfg(not(feature = "v1_33"))]
             "capacity" => 2,
             "count" => 3,
             "deviceClassName" => 4,
@@ -103,9 +106,11 @@ impl crate::serde_util::DeStruct for DeviceRequest {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.admin_access = map.next_value()?,
             1 => self.allocation_mode = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             2 => self.capacity = map.next_value()?,
             3 => self.count = map.next_value()?,
             4 => self.device_class_name = map.next_value()?,
@@ -130,11 +135,13 @@ impl serde::Serialize for DeviceRequest {
         use serde::ser::SerializeStruct as _;
         let len = 1usize + usize::from(self.admin_access.is_some())
             + usize::from(self.allocation_mode.is_some())
-            + usize::from(self.capacity.is_some()) + usize::from(self.count.is_some())
+            + usize::from(self.count.is_some())
             + usize::from(self.device_class_name.is_some())
             + usize::from(self.first_available.is_some())
             + usize::from(self.selectors.is_some())
             + usize::from(self.tolerations.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.capacity.is_some());
         let mut state = serializer.serialize_struct("DeviceRequest", len)?;
         if let Some(value) = &self.admin_access {
             state.serialize_field("adminAccess", value)?;
@@ -142,6 +149,7 @@ impl serde::Serialize for DeviceRequest {
         if let Some(value) = &self.allocation_mode {
             state.serialize_field("allocationMode", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.capacity {
             state.serialize_field("capacity", value)?;
         }

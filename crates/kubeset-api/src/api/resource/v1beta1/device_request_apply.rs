@@ -9,6 +9,7 @@ pub struct DeviceRequestApply {
     /// `allocationMode`: see [`crate::api::resource::v1beta1::DeviceRequest::allocation_mode`].
     pub allocation_mode: Option<String>,
     /// `capacity`: see [`crate::api::resource::v1beta1::DeviceRequest::capacity`].
+    #[cfg(not(feature = "v1_33"))]
     pub capacity: Option<crate::api::resource::v1beta1::CapacityRequirementsApply>,
     /// `count`: see [`crate::api::resource::v1beta1::DeviceRequest::count`].
     pub count: Option<i64>,
@@ -48,6 +49,7 @@ impl DeviceRequestApply {
         self.allocation_mode = Some(value.into());
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `capacity`.
     ///
     /// See [`crate::api::resource::v1beta1::DeviceRequest::capacity`].
@@ -128,6 +130,7 @@ impl crate::serde_util::DeStruct for DeviceRequestApply {
     const FIELDS: &'static [&'static str] = &[
         "adminAccess",
         "allocationMode",
+        #[cfg(not(feature = "v1_33"))]
         "capacity",
         "count",
         "deviceClassName",
@@ -140,6 +143,7 @@ impl crate::serde_util::DeStruct for DeviceRequestApply {
         let index = match key {
             "adminAccess" => 0,
             "allocationMode" => 1,
+            #[cfg(not(feature = "v1_33"))]
             "capacity" => 2,
             "count" => 3,
             "deviceClassName" => 4,
@@ -156,9 +160,11 @@ impl crate::serde_util::DeStruct for DeviceRequestApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.admin_access = map.next_value()?,
             1 => self.allocation_mode = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             2 => self.capacity = map.next_value()?,
             3 => self.count = map.next_value()?,
             4 => self.device_class_name = map.next_value()?,
@@ -183,11 +189,13 @@ impl serde::Serialize for DeviceRequestApply {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.admin_access.is_some())
             + usize::from(self.allocation_mode.is_some())
-            + usize::from(self.capacity.is_some()) + usize::from(self.count.is_some())
+            + usize::from(self.count.is_some())
             + usize::from(self.device_class_name.is_some())
             + usize::from(self.first_available.is_some())
             + usize::from(self.name.is_some()) + usize::from(self.selectors.is_some())
             + usize::from(self.tolerations.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.capacity.is_some());
         let mut state = serializer.serialize_struct("DeviceRequestApply", len)?;
         if let Some(value) = &self.admin_access {
             state.serialize_field("adminAccess", value)?;
@@ -195,6 +203,7 @@ impl serde::Serialize for DeviceRequestApply {
         if let Some(value) = &self.allocation_mode {
             state.serialize_field("allocationMode", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.capacity {
             state.serialize_field("capacity", value)?;
         }

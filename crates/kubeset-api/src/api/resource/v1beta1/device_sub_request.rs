@@ -25,6 +25,7 @@ pub struct DeviceSubRequest {
     /// If this field is unset and the device supports multiple allocations, the default value will be applied to each capacity according to requestPolicy. For the capacity that has no requestPolicy, default is the full capacity value.
     ///
     /// Applies to each device allocation. If Count > 1, the request fails if there aren't enough devices that meet the requirements. If AllocationMode is set to All, the request fails if there are devices that otherwise match the request, and have this capacity, with a value >= the requested amount, but which cannot be allocated to this request.
+    #[cfg(not(feature = "v1_33"))]
     pub capacity: Option<crate::api::resource::v1beta1::CapacityRequirements>,
     /// Count is used only when the count mode is "ExactCount". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one.
     pub count: Option<i64>,
@@ -55,6 +56,7 @@ impl crate::serde_util::DeStruct for DeviceSubRequest {
     const NAME: &'static str = "DeviceSubRequest";
     const FIELDS: &'static [&'static str] = &[
         "allocationMode",
+        #[cfg(not(feature = "v1_33"))]
         "capacity",
         "count",
         "deviceClassName",
@@ -65,6 +67,7 @@ impl crate::serde_util::DeStruct for DeviceSubRequest {
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "allocationMode" => 0,
+            #[cfg(not(feature = "v1_33"))]
             "capacity" => 1,
             "count" => 2,
             "deviceClassName" => 3,
@@ -80,8 +83,10 @@ impl crate::serde_util::DeStruct for DeviceSubRequest {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.allocation_mode = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             1 => self.capacity = map.next_value()?,
             2 => self.count = map.next_value()?,
             3 => self.device_class_name = crate::serde_util::required(map)?,
@@ -104,13 +109,15 @@ impl serde::Serialize for DeviceSubRequest {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = 2usize + usize::from(self.allocation_mode.is_some())
-            + usize::from(self.capacity.is_some()) + usize::from(self.count.is_some())
-            + usize::from(self.selectors.is_some())
+            + usize::from(self.count.is_some()) + usize::from(self.selectors.is_some())
             + usize::from(self.tolerations.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.capacity.is_some());
         let mut state = serializer.serialize_struct("DeviceSubRequest", len)?;
         if let Some(value) = &self.allocation_mode {
             state.serialize_field("allocationMode", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.capacity {
             state.serialize_field("capacity", value)?;
         }

@@ -7,6 +7,7 @@ pub struct DeviceSubRequestApply {
     /// `allocationMode`: see [`crate::api::resource::v1beta1::DeviceSubRequest::allocation_mode`].
     pub allocation_mode: Option<String>,
     /// `capacity`: see [`crate::api::resource::v1beta1::DeviceSubRequest::capacity`].
+    #[cfg(not(feature = "v1_33"))]
     pub capacity: Option<crate::api::resource::v1beta1::CapacityRequirementsApply>,
     /// `count`: see [`crate::api::resource::v1beta1::DeviceSubRequest::count`].
     pub count: Option<i64>,
@@ -32,6 +33,7 @@ impl DeviceSubRequestApply {
         self.allocation_mode = Some(value.into());
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `capacity`.
     ///
     /// See [`crate::api::resource::v1beta1::DeviceSubRequest::capacity`].
@@ -98,6 +100,7 @@ impl crate::serde_util::DeStruct for DeviceSubRequestApply {
     const NAME: &'static str = "DeviceSubRequestApply";
     const FIELDS: &'static [&'static str] = &[
         "allocationMode",
+        #[cfg(not(feature = "v1_33"))]
         "capacity",
         "count",
         "deviceClassName",
@@ -108,6 +111,7 @@ impl crate::serde_util::DeStruct for DeviceSubRequestApply {
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "allocationMode" => 0,
+            #[cfg(not(feature = "v1_33"))]
             "capacity" => 1,
             "count" => 2,
             "deviceClassName" => 3,
@@ -123,8 +127,10 @@ impl crate::serde_util::DeStruct for DeviceSubRequestApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.allocation_mode = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             1 => self.capacity = map.next_value()?,
             2 => self.count = map.next_value()?,
             3 => self.device_class_name = map.next_value()?,
@@ -147,14 +153,17 @@ impl serde::Serialize for DeviceSubRequestApply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.allocation_mode.is_some())
-            + usize::from(self.capacity.is_some()) + usize::from(self.count.is_some())
+            + usize::from(self.count.is_some())
             + usize::from(self.device_class_name.is_some())
             + usize::from(self.name.is_some()) + usize::from(self.selectors.is_some())
             + usize::from(self.tolerations.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.capacity.is_some());
         let mut state = serializer.serialize_struct("DeviceSubRequestApply", len)?;
         if let Some(value) = &self.allocation_mode {
             state.serialize_field("allocationMode", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.capacity {
             state.serialize_field("capacity", value)?;
         }

@@ -27,6 +27,7 @@ pub struct AllocatedDeviceStatus {
     /// Must not be longer than 253 characters and may contain one or more DNS sub-domains separated by slashes.
     pub pool: String,
     /// ShareID uniquely identifies an individual allocation share of the device.
+    #[cfg(not(feature = "v1_33"))]
     pub share_id: Option<String>,
 }
 impl crate::serde_util::DeStruct for AllocatedDeviceStatus {
@@ -38,6 +39,7 @@ impl crate::serde_util::DeStruct for AllocatedDeviceStatus {
         "driver",
         "networkData",
         "pool",
+        #[cfg(not(feature = "v1_33"))]
         "shareID",
     ];
     fn index(key: &str) -> Option<usize> {
@@ -48,6 +50,7 @@ impl crate::serde_util::DeStruct for AllocatedDeviceStatus {
             "driver" => 3,
             "networkData" => 4,
             "pool" => 5,
+            #[cfg(not(feature = "v1_33"))]
             "shareID" => 6,
             _ => return None,
         };
@@ -58,6 +61,7 @@ impl crate::serde_util::DeStruct for AllocatedDeviceStatus {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.conditions = crate::serde_util::optional_vec(map)?,
             1 => self.data = map.next_value()?,
@@ -65,6 +69,7 @@ impl crate::serde_util::DeStruct for AllocatedDeviceStatus {
             3 => self.driver = crate::serde_util::required(map)?,
             4 => self.network_data = map.next_value()?,
             5 => self.pool = crate::serde_util::required(map)?,
+            #[cfg(not(feature = "v1_33"))]
             6 => self.share_id = map.next_value()?,
             _ => {}
         }
@@ -82,8 +87,10 @@ impl serde::Serialize for AllocatedDeviceStatus {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = 3usize + usize::from(self.conditions.is_some())
-            + usize::from(self.data.is_some()) + usize::from(self.network_data.is_some())
-            + usize::from(self.share_id.is_some());
+            + usize::from(self.data.is_some())
+            + usize::from(self.network_data.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.share_id.is_some());
         let mut state = serializer.serialize_struct("AllocatedDeviceStatus", len)?;
         if let Some(value) = &self.conditions {
             state.serialize_field("conditions", value)?;
@@ -97,6 +104,7 @@ impl serde::Serialize for AllocatedDeviceStatus {
             state.serialize_field("networkData", value)?;
         }
         state.serialize_field("pool", &self.pool)?;
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.share_id {
             state.serialize_field("shareID", value)?;
         }

@@ -7,6 +7,7 @@ pub struct AllocationResult {
     /// AllocationTimestamp stores the time when the resources were allocated. This field is not guaranteed to be set, in which case that time is unknown.
     ///
     /// This is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gate.
+    #[cfg(not(feature = "v1_33"))]
     pub allocation_timestamp: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// Devices is the result of allocating devices.
     pub devices: Option<crate::api::resource::v1beta2::DeviceAllocationResult>,
@@ -16,12 +17,14 @@ pub struct AllocationResult {
 impl crate::serde_util::DeStruct for AllocationResult {
     const NAME: &'static str = "AllocationResult";
     const FIELDS: &'static [&'static str] = &[
+        #[cfg(not(feature = "v1_33"))]
         "allocationTimestamp",
         "devices",
         "nodeSelector",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
+            #[cfg(not(feature = "v1_33"))]
             "allocationTimestamp" => 0,
             "devices" => 1,
             "nodeSelector" => 2,
@@ -34,7 +37,9 @@ impl crate::serde_util::DeStruct for AllocationResult {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
+            #[cfg(not(feature = "v1_33"))]
             0 => self.allocation_timestamp = map.next_value()?,
             1 => self.devices = map.next_value()?,
             2 => self.node_selector = map.next_value()?,
@@ -53,10 +58,12 @@ impl<'de> serde::Deserialize<'de> for AllocationResult {
 impl serde::Serialize for AllocationResult {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.allocation_timestamp.is_some())
-            + usize::from(self.devices.is_some())
+        let len = usize::from(self.devices.is_some())
             + usize::from(self.node_selector.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.allocation_timestamp.is_some());
         let mut state = serializer.serialize_struct("AllocationResult", len)?;
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.allocation_timestamp {
             state.serialize_field("allocationTimestamp", value)?;
         }

@@ -5,6 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AllocationResultApply {
     /// `allocationTimestamp`: see [`crate::api::resource::v1beta2::AllocationResult::allocation_timestamp`].
+    #[cfg(not(feature = "v1_33"))]
     pub allocation_timestamp: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// `devices`: see [`crate::api::resource::v1beta2::AllocationResult::devices`].
     pub devices: Option<crate::api::resource::v1beta2::DeviceAllocationResultApply>,
@@ -12,6 +13,7 @@ pub struct AllocationResultApply {
     pub node_selector: Option<crate::api::core::v1::NodeSelectorApply>,
 }
 impl AllocationResultApply {
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `allocationTimestamp`.
     ///
     /// See [`crate::api::resource::v1beta2::AllocationResult::allocation_timestamp`].
@@ -49,12 +51,14 @@ impl AllocationResultApply {
 impl crate::serde_util::DeStruct for AllocationResultApply {
     const NAME: &'static str = "AllocationResultApply";
     const FIELDS: &'static [&'static str] = &[
+        #[cfg(not(feature = "v1_33"))]
         "allocationTimestamp",
         "devices",
         "nodeSelector",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
+            #[cfg(not(feature = "v1_33"))]
             "allocationTimestamp" => 0,
             "devices" => 1,
             "nodeSelector" => 2,
@@ -67,7 +71,9 @@ impl crate::serde_util::DeStruct for AllocationResultApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
+            #[cfg(not(feature = "v1_33"))]
             0 => self.allocation_timestamp = map.next_value()?,
             1 => self.devices = map.next_value()?,
             2 => self.node_selector = map.next_value()?,
@@ -86,10 +92,12 @@ impl<'de> serde::Deserialize<'de> for AllocationResultApply {
 impl serde::Serialize for AllocationResultApply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.allocation_timestamp.is_some())
-            + usize::from(self.devices.is_some())
+        let len = usize::from(self.devices.is_some())
             + usize::from(self.node_selector.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.allocation_timestamp.is_some());
         let mut state = serializer.serialize_struct("AllocationResultApply", len)?;
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.allocation_timestamp {
             state.serialize_field("allocationTimestamp", value)?;
         }

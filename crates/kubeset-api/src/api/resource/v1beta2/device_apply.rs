@@ -7,6 +7,7 @@ pub struct DeviceApply {
     /// `allNodes`: see [`crate::api::resource::v1beta2::Device::all_nodes`].
     pub all_nodes: Option<bool>,
     /// `allowMultipleAllocations`: see [`crate::api::resource::v1beta2::Device::allow_multiple_allocations`].
+    #[cfg(not(feature = "v1_33"))]
     pub allow_multiple_allocations: Option<bool>,
     /// `attributes`: see [`crate::api::resource::v1beta2::Device::attributes`].
     pub attributes: Option<
@@ -18,12 +19,15 @@ pub struct DeviceApply {
     /// `bindingConditions`: see [`crate::api::resource::v1beta2::Device::binding_conditions`].
     ///
     /// Server-side apply: an atomic list, replaced whole and owned by one manager.
+    #[cfg(not(feature = "v1_33"))]
     pub binding_conditions: Option<Vec<String>>,
     /// `bindingFailureConditions`: see [`crate::api::resource::v1beta2::Device::binding_failure_conditions`].
     ///
     /// Server-side apply: an atomic list, replaced whole and owned by one manager.
+    #[cfg(not(feature = "v1_33"))]
     pub binding_failure_conditions: Option<Vec<String>>,
     /// `bindsToNode`: see [`crate::api::resource::v1beta2::Device::binds_to_node`].
+    #[cfg(not(feature = "v1_33"))]
     pub binds_to_node: Option<bool>,
     /// `capacity`: see [`crate::api::resource::v1beta2::Device::capacity`].
     pub capacity: Option<
@@ -58,6 +62,7 @@ impl DeviceApply {
         self.all_nodes = Some(value.into());
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `allowMultipleAllocations`.
     ///
     /// See [`crate::api::resource::v1beta2::Device::allow_multiple_allocations`].
@@ -79,6 +84,7 @@ impl DeviceApply {
             .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Appends `values` to `bindingConditions`.
     ///
     /// See [`crate::api::resource::v1beta2::Device::binding_conditions`].
@@ -90,6 +96,7 @@ impl DeviceApply {
         self.binding_conditions.get_or_insert_with(Vec::new).extend(values);
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Appends `values` to `bindingFailureConditions`.
     ///
     /// See [`crate::api::resource::v1beta2::Device::binding_failure_conditions`].
@@ -101,6 +108,7 @@ impl DeviceApply {
         self.binding_failure_conditions.get_or_insert_with(Vec::new).extend(values);
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `bindsToNode`.
     ///
     /// See [`crate::api::resource::v1beta2::Device::binds_to_node`].
@@ -178,10 +186,14 @@ impl crate::serde_util::DeStruct for DeviceApply {
     const NAME: &'static str = "DeviceApply";
     const FIELDS: &'static [&'static str] = &[
         "allNodes",
+        #[cfg(not(feature = "v1_33"))]
         "allowMultipleAllocations",
         "attributes",
+        #[cfg(not(feature = "v1_33"))]
         "bindingConditions",
+        #[cfg(not(feature = "v1_33"))]
         "bindingFailureConditions",
+        #[cfg(not(feature = "v1_33"))]
         "bindsToNode",
         "capacity",
         "consumesCounters",
@@ -193,10 +205,14 @@ impl crate::serde_util::DeStruct for DeviceApply {
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "allNodes" => 0,
+            #[cfg(not(feature = "v1_33"))]
             "allowMultipleAllocations" => 1,
             "attributes" => 2,
+            #[cfg(not(feature = "v1_33"))]
             "bindingConditions" => 3,
+            #[cfg(not(feature = "v1_33"))]
             "bindingFailureConditions" => 4,
+            #[cfg(not(feature = "v1_33"))]
             "bindsToNode" => 5,
             "capacity" => 6,
             "consumesCounters" => 7,
@@ -213,12 +229,17 @@ impl crate::serde_util::DeStruct for DeviceApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.all_nodes = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             1 => self.allow_multiple_allocations = map.next_value()?,
             2 => self.attributes = crate::serde_util::optional_map(map)?,
+            #[cfg(not(feature = "v1_33"))]
             3 => self.binding_conditions = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(feature = "v1_33"))]
             4 => self.binding_failure_conditions = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(feature = "v1_33"))]
             5 => self.binds_to_node = map.next_value()?,
             6 => self.capacity = crate::serde_util::optional_map(map)?,
             7 => self.consumes_counters = crate::serde_util::optional_vec(map)?,
@@ -242,32 +263,40 @@ impl serde::Serialize for DeviceApply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.all_nodes.is_some())
-            + usize::from(self.allow_multiple_allocations.is_some())
             + usize::from(self.attributes.is_some())
-            + usize::from(self.binding_conditions.is_some())
-            + usize::from(self.binding_failure_conditions.is_some())
-            + usize::from(self.binds_to_node.is_some())
             + usize::from(self.capacity.is_some())
             + usize::from(self.consumes_counters.is_some())
             + usize::from(self.name.is_some()) + usize::from(self.node_name.is_some())
             + usize::from(self.node_selector.is_some())
             + usize::from(self.taints.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.allow_multiple_allocations.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.binding_conditions.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.binding_failure_conditions.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.binds_to_node.is_some());
         let mut state = serializer.serialize_struct("DeviceApply", len)?;
         if let Some(value) = &self.all_nodes {
             state.serialize_field("allNodes", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.allow_multiple_allocations {
             state.serialize_field("allowMultipleAllocations", value)?;
         }
         if let Some(value) = &self.attributes {
             state.serialize_field("attributes", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.binding_conditions {
             state.serialize_field("bindingConditions", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.binding_failure_conditions {
             state.serialize_field("bindingFailureConditions", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.binds_to_node {
             state.serialize_field("bindsToNode", value)?;
         }

@@ -11,6 +11,7 @@ pub struct DeviceClassSpec {
     /// ExtendedResourceName is the extended resource name for the devices of this class. The devices of this class can be used to satisfy a pod's extended resource requests. It has the same format as the name of a pod's extended resource. It should be unique among all the device classes in a cluster. If two device classes have the same name, then the class created later is picked to satisfy a pod's extended resource requests. If two classes are created at the same time, then the name of the class lexicographically sorted first is picked.
     ///
     /// This is an alpha field.
+    #[cfg(not(feature = "v1_33"))]
     pub extended_resource_name: Option<String>,
     /// Each selector must be satisfied by a device which is claimed via this class.
     pub selectors: Option<Vec<crate::api::resource::v1beta2::DeviceSelector>>,
@@ -19,12 +20,14 @@ impl crate::serde_util::DeStruct for DeviceClassSpec {
     const NAME: &'static str = "DeviceClassSpec";
     const FIELDS: &'static [&'static str] = &[
         "config",
+        #[cfg(not(feature = "v1_33"))]
         "extendedResourceName",
         "selectors",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "config" => 0,
+            #[cfg(not(feature = "v1_33"))]
             "extendedResourceName" => 1,
             "selectors" => 2,
             _ => return None,
@@ -36,8 +39,10 @@ impl crate::serde_util::DeStruct for DeviceClassSpec {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.config = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(feature = "v1_33"))]
             1 => self.extended_resource_name = map.next_value()?,
             2 => self.selectors = crate::serde_util::optional_vec(map)?,
             _ => {}
@@ -56,12 +61,14 @@ impl serde::Serialize for DeviceClassSpec {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.config.is_some())
-            + usize::from(self.extended_resource_name.is_some())
             + usize::from(self.selectors.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.extended_resource_name.is_some());
         let mut state = serializer.serialize_struct("DeviceClassSpec", len)?;
         if let Some(value) = &self.config {
             state.serialize_field("config", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.extended_resource_name {
             state.serialize_field("extendedResourceName", value)?;
         }

@@ -11,6 +11,7 @@ pub struct DeviceClassSpecApply {
         Vec<crate::api::resource::v1beta2::DeviceClassConfigurationApply>,
     >,
     /// `extendedResourceName`: see [`crate::api::resource::v1beta2::DeviceClassSpec::extended_resource_name`].
+    #[cfg(not(feature = "v1_33"))]
     pub extended_resource_name: Option<String>,
     /// `selectors`: see [`crate::api::resource::v1beta2::DeviceClassSpec::selectors`].
     ///
@@ -31,6 +32,7 @@ impl DeviceClassSpecApply {
         self.config.get_or_insert_with(Vec::new).extend(values);
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `extendedResourceName`.
     ///
     /// See [`crate::api::resource::v1beta2::DeviceClassSpec::extended_resource_name`].
@@ -57,12 +59,14 @@ impl crate::serde_util::DeStruct for DeviceClassSpecApply {
     const NAME: &'static str = "DeviceClassSpecApply";
     const FIELDS: &'static [&'static str] = &[
         "config",
+        #[cfg(not(feature = "v1_33"))]
         "extendedResourceName",
         "selectors",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "config" => 0,
+            #[cfg(not(feature = "v1_33"))]
             "extendedResourceName" => 1,
             "selectors" => 2,
             _ => return None,
@@ -74,8 +78,10 @@ impl crate::serde_util::DeStruct for DeviceClassSpecApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.config = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(feature = "v1_33"))]
             1 => self.extended_resource_name = map.next_value()?,
             2 => self.selectors = crate::serde_util::optional_vec(map)?,
             _ => {}
@@ -94,12 +100,14 @@ impl serde::Serialize for DeviceClassSpecApply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.config.is_some())
-            + usize::from(self.extended_resource_name.is_some())
             + usize::from(self.selectors.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.extended_resource_name.is_some());
         let mut state = serializer.serialize_struct("DeviceClassSpecApply", len)?;
         if let Some(value) = &self.config {
             state.serialize_field("config", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.extended_resource_name {
             state.serialize_field("extendedResourceName", value)?;
         }

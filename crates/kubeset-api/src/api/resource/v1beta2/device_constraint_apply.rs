@@ -5,6 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceConstraintApply {
     /// `distinctAttribute`: see [`crate::api::resource::v1beta2::DeviceConstraint::distinct_attribute`].
+    #[cfg(not(feature = "v1_33"))]
     pub distinct_attribute: Option<String>,
     /// `matchAttribute`: see [`crate::api::resource::v1beta2::DeviceConstraint::match_attribute`].
     pub match_attribute: Option<String>,
@@ -14,6 +15,7 @@ pub struct DeviceConstraintApply {
     pub requests: Option<Vec<String>>,
 }
 impl DeviceConstraintApply {
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `distinctAttribute`.
     ///
     /// See [`crate::api::resource::v1beta2::DeviceConstraint::distinct_attribute`].
@@ -42,12 +44,14 @@ impl DeviceConstraintApply {
 impl crate::serde_util::DeStruct for DeviceConstraintApply {
     const NAME: &'static str = "DeviceConstraintApply";
     const FIELDS: &'static [&'static str] = &[
+        #[cfg(not(feature = "v1_33"))]
         "distinctAttribute",
         "matchAttribute",
         "requests",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
+            #[cfg(not(feature = "v1_33"))]
             "distinctAttribute" => 0,
             "matchAttribute" => 1,
             "requests" => 2,
@@ -60,7 +64,9 @@ impl crate::serde_util::DeStruct for DeviceConstraintApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
+            #[cfg(not(feature = "v1_33"))]
             0 => self.distinct_attribute = map.next_value()?,
             1 => self.match_attribute = map.next_value()?,
             2 => self.requests = crate::serde_util::optional_vec(map)?,
@@ -79,10 +85,12 @@ impl<'de> serde::Deserialize<'de> for DeviceConstraintApply {
 impl serde::Serialize for DeviceConstraintApply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.distinct_attribute.is_some())
-            + usize::from(self.match_attribute.is_some())
+        let len = usize::from(self.match_attribute.is_some())
             + usize::from(self.requests.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.distinct_attribute.is_some());
         let mut state = serializer.serialize_struct("DeviceConstraintApply", len)?;
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.distinct_attribute {
             state.serialize_field("distinctAttribute", value)?;
         }

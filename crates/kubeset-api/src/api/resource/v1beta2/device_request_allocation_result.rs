@@ -11,16 +11,19 @@ pub struct DeviceRequestAllocationResult {
     /// BindingConditions contains a copy of the BindingConditions from the corresponding ResourceSlice at the time of allocation.
     ///
     /// This is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
+    #[cfg(not(feature = "v1_33"))]
     pub binding_conditions: Option<Vec<String>>,
     /// BindingFailureConditions contains a copy of the BindingFailureConditions from the corresponding ResourceSlice at the time of allocation.
     ///
     /// This is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
+    #[cfg(not(feature = "v1_33"))]
     pub binding_failure_conditions: Option<Vec<String>>,
     /// ConsumedCapacity tracks the amount of capacity consumed per device as part of the claim request. The consumed amount may differ from the requested amount: it is rounded up to the nearest valid value based on the device’s requestPolicy if applicable (i.e., may not be less than the requested amount).
     ///
     /// The total consumed capacity for each device must not exceed the DeviceCapacity's Value.
     ///
     /// This field is populated only for devices that allow multiple allocations. All capacity entries are included, even if the consumed amount is zero.
+    #[cfg(not(feature = "v1_33"))]
     pub consumed_capacity: Option<
         std::collections::BTreeMap<
             String,
@@ -42,6 +45,7 @@ pub struct DeviceRequestAllocationResult {
     /// Multiple devices may have been allocated per request.
     pub request: String,
     /// ShareID uniquely identifies an individual allocation share of the device, used when the device supports multiple simultaneous allocations. It serves as an additional map key to differentiate concurrent shares of the same device.
+    #[cfg(not(feature = "v1_33"))]
     pub share_id: Option<String>,
     /// A copy of all tolerations specified in the request at the time when the device got allocated.
     ///
@@ -54,26 +58,34 @@ impl crate::serde_util::DeStruct for DeviceRequestAllocationResult {
     const NAME: &'static str = "DeviceRequestAllocationResult";
     const FIELDS: &'static [&'static str] = &[
         "adminAccess",
+        #[cfg(not(feature = "v1_33"))]
         "bindingConditions",
+        #[cfg(not(feature = "v1_33"))]
         "bindingFailureConditions",
+        #[cfg(not(feature = "v1_33"))]
         "consumedCapacity",
         "device",
         "driver",
         "pool",
         "request",
+        #[cfg(not(feature = "v1_33"))]
         "shareID",
         "tolerations",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "adminAccess" => 0,
+            #[cfg(not(feature = "v1_33"))]
             "bindingConditions" => 1,
+            #[cfg(not(feature = "v1_33"))]
             "bindingFailureConditions" => 2,
+            #[cfg(not(feature = "v1_33"))]
             "consumedCapacity" => 3,
             "device" => 4,
             "driver" => 5,
             "pool" => 6,
             "request" => 7,
+            #[cfg(not(feature = "v1_33"))]
             "shareID" => 8,
             "tolerations" => 9,
             _ => return None,
@@ -85,15 +97,20 @@ impl crate::serde_util::DeStruct for DeviceRequestAllocationResult {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.admin_access = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             1 => self.binding_conditions = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(feature = "v1_33"))]
             2 => self.binding_failure_conditions = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(feature = "v1_33"))]
             3 => self.consumed_capacity = crate::serde_util::optional_map(map)?,
             4 => self.device = crate::serde_util::required(map)?,
             5 => self.driver = crate::serde_util::required(map)?,
             6 => self.pool = crate::serde_util::required(map)?,
             7 => self.request = crate::serde_util::required(map)?,
+            #[cfg(not(feature = "v1_33"))]
             8 => self.share_id = map.next_value()?,
             9 => self.tolerations = crate::serde_util::optional_vec(map)?,
             _ => {}
@@ -112,22 +129,29 @@ impl serde::Serialize for DeviceRequestAllocationResult {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = 4usize + usize::from(self.admin_access.is_some())
-            + usize::from(self.binding_conditions.is_some())
-            + usize::from(self.binding_failure_conditions.is_some())
-            + usize::from(self.consumed_capacity.is_some())
-            + usize::from(self.share_id.is_some())
             + usize::from(self.tolerations.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.binding_conditions.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.binding_failure_conditions.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.consumed_capacity.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.share_id.is_some());
         let mut state = serializer
             .serialize_struct("DeviceRequestAllocationResult", len)?;
         if let Some(value) = &self.admin_access {
             state.serialize_field("adminAccess", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.binding_conditions {
             state.serialize_field("bindingConditions", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.binding_failure_conditions {
             state.serialize_field("bindingFailureConditions", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.consumed_capacity {
             state.serialize_field("consumedCapacity", value)?;
         }
@@ -135,6 +159,7 @@ impl serde::Serialize for DeviceRequestAllocationResult {
         state.serialize_field("driver", &self.driver)?;
         state.serialize_field("pool", &self.pool)?;
         state.serialize_field("request", &self.request)?;
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.share_id {
             state.serialize_field("shareID", value)?;
         }

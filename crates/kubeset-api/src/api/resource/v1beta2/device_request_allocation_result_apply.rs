@@ -9,12 +9,15 @@ pub struct DeviceRequestAllocationResultApply {
     /// `bindingConditions`: see [`crate::api::resource::v1beta2::DeviceRequestAllocationResult::binding_conditions`].
     ///
     /// Server-side apply: an atomic list, replaced whole and owned by one manager.
+    #[cfg(not(feature = "v1_33"))]
     pub binding_conditions: Option<Vec<String>>,
     /// `bindingFailureConditions`: see [`crate::api::resource::v1beta2::DeviceRequestAllocationResult::binding_failure_conditions`].
     ///
     /// Server-side apply: an atomic list, replaced whole and owned by one manager.
+    #[cfg(not(feature = "v1_33"))]
     pub binding_failure_conditions: Option<Vec<String>>,
     /// `consumedCapacity`: see [`crate::api::resource::v1beta2::DeviceRequestAllocationResult::consumed_capacity`].
+    #[cfg(not(feature = "v1_33"))]
     pub consumed_capacity: Option<
         std::collections::BTreeMap<
             String,
@@ -30,6 +33,7 @@ pub struct DeviceRequestAllocationResultApply {
     /// `request`: see [`crate::api::resource::v1beta2::DeviceRequestAllocationResult::request`].
     pub request: Option<String>,
     /// `shareID`: see [`crate::api::resource::v1beta2::DeviceRequestAllocationResult::share_id`].
+    #[cfg(not(feature = "v1_33"))]
     pub share_id: Option<String>,
     /// `tolerations`: see [`crate::api::resource::v1beta2::DeviceRequestAllocationResult::tolerations`].
     ///
@@ -45,6 +49,7 @@ impl DeviceRequestAllocationResultApply {
         self.admin_access = Some(value.into());
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Appends `values` to `bindingConditions`.
     ///
     /// See [`crate::api::resource::v1beta2::DeviceRequestAllocationResult::binding_conditions`].
@@ -56,6 +61,7 @@ impl DeviceRequestAllocationResultApply {
         self.binding_conditions.get_or_insert_with(Vec::new).extend(values);
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Appends `values` to `bindingFailureConditions`.
     ///
     /// See [`crate::api::resource::v1beta2::DeviceRequestAllocationResult::binding_failure_conditions`].
@@ -67,6 +73,7 @@ impl DeviceRequestAllocationResultApply {
         self.binding_failure_conditions.get_or_insert_with(Vec::new).extend(values);
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Inserts `entries` into `consumedCapacity`.
     ///
     /// See [`crate::api::resource::v1beta2::DeviceRequestAllocationResult::consumed_capacity`].
@@ -112,6 +119,7 @@ impl DeviceRequestAllocationResultApply {
         self.request = Some(value.into());
         self
     }
+    #[cfg(not(feature = "v1_33"))]
     /// Sets `shareID`.
     ///
     /// See [`crate::api::resource::v1beta2::DeviceRequestAllocationResult::share_id`].
@@ -138,26 +146,34 @@ impl crate::serde_util::DeStruct for DeviceRequestAllocationResultApply {
     const NAME: &'static str = "DeviceRequestAllocationResultApply";
     const FIELDS: &'static [&'static str] = &[
         "adminAccess",
+        #[cfg(not(feature = "v1_33"))]
         "bindingConditions",
+        #[cfg(not(feature = "v1_33"))]
         "bindingFailureConditions",
+        #[cfg(not(feature = "v1_33"))]
         "consumedCapacity",
         "device",
         "driver",
         "pool",
         "request",
+        #[cfg(not(feature = "v1_33"))]
         "shareID",
         "tolerations",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "adminAccess" => 0,
+            #[cfg(not(feature = "v1_33"))]
             "bindingConditions" => 1,
+            #[cfg(not(feature = "v1_33"))]
             "bindingFailureConditions" => 2,
+            #[cfg(not(feature = "v1_33"))]
             "consumedCapacity" => 3,
             "device" => 4,
             "driver" => 5,
             "pool" => 6,
             "request" => 7,
+            #[cfg(not(feature = "v1_33"))]
             "shareID" => 8,
             "tolerations" => 9,
             _ => return None,
@@ -169,15 +185,20 @@ impl crate::serde_util::DeStruct for DeviceRequestAllocationResultApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.admin_access = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             1 => self.binding_conditions = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(feature = "v1_33"))]
             2 => self.binding_failure_conditions = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(feature = "v1_33"))]
             3 => self.consumed_capacity = crate::serde_util::optional_map(map)?,
             4 => self.device = map.next_value()?,
             5 => self.driver = map.next_value()?,
             6 => self.pool = map.next_value()?,
             7 => self.request = map.next_value()?,
+            #[cfg(not(feature = "v1_33"))]
             8 => self.share_id = map.next_value()?,
             9 => self.tolerations = crate::serde_util::optional_vec(map)?,
             _ => {}
@@ -196,24 +217,31 @@ impl serde::Serialize for DeviceRequestAllocationResultApply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.admin_access.is_some())
-            + usize::from(self.binding_conditions.is_some())
-            + usize::from(self.binding_failure_conditions.is_some())
-            + usize::from(self.consumed_capacity.is_some())
             + usize::from(self.device.is_some()) + usize::from(self.driver.is_some())
             + usize::from(self.pool.is_some()) + usize::from(self.request.is_some())
-            + usize::from(self.share_id.is_some())
             + usize::from(self.tolerations.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.binding_conditions.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.binding_failure_conditions.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.consumed_capacity.is_some());
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.share_id.is_some());
         let mut state = serializer
             .serialize_struct("DeviceRequestAllocationResultApply", len)?;
         if let Some(value) = &self.admin_access {
             state.serialize_field("adminAccess", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.binding_conditions {
             state.serialize_field("bindingConditions", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.binding_failure_conditions {
             state.serialize_field("bindingFailureConditions", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.consumed_capacity {
             state.serialize_field("consumedCapacity", value)?;
         }
@@ -229,6 +257,7 @@ impl serde::Serialize for DeviceRequestAllocationResultApply {
         if let Some(value) = &self.request {
             state.serialize_field("request", value)?;
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.share_id {
             state.serialize_field("shareID", value)?;
         }

@@ -20,23 +20,35 @@ pub use self::cel_device_selector::CELDeviceSelector;
 mod cel_device_selector_apply;
 #[cfg(feature = "apply")]
 pub use self::cel_device_selector_apply::CELDeviceSelectorApply;
+#[cfg(not(feature = "v1_33"))]
 mod capacity_request_policy;
+#[cfg(not(feature = "v1_33"))]
 pub use self::capacity_request_policy::CapacityRequestPolicy;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod capacity_request_policy_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::capacity_request_policy_apply::CapacityRequestPolicyApply;
+#[cfg(not(feature = "v1_33"))]
 mod capacity_request_policy_range;
+#[cfg(not(feature = "v1_33"))]
 pub use self::capacity_request_policy_range::CapacityRequestPolicyRange;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod capacity_request_policy_range_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::capacity_request_policy_range_apply::CapacityRequestPolicyRangeApply;
+#[cfg(not(feature = "v1_33"))]
 mod capacity_requirements;
+#[cfg(not(feature = "v1_33"))]
 pub use self::capacity_requirements::CapacityRequirements;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod capacity_requirements_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::capacity_requirements_apply::CapacityRequirementsApply;
 mod counter;
 pub use self::counter::Counter;

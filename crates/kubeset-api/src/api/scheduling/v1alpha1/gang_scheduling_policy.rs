@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.scheduling.v1alpha1.GangSchedulingPolicy` of kubernetes/v1.35/openapi-v3/apis/scheduling.k8s.io/v1alpha1.json.
 
 /// GangSchedulingPolicy defines the parameters for gang scheduling.
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GangSchedulingPolicy {
     /// MinCount is the minimum number of pods that must be schedulable or scheduled at the same time for the scheduler to admit the entire group. It must be a positive integer.

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.scheduling.v1alpha1.PodGroup` of kubernetes/v1.35/openapi-v3/apis/scheduling.k8s.io/v1alpha1.json.
 
 /// PodGroup represents a set of pods with a common scheduling policy.
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroup {
     /// Name is a unique identifier for the PodGroup within the Workload. It must be a DNS label. This field is immutable.

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.scheduling.v1alpha1.PodGroupPolicy` of kubernetes/v1.35/openapi-v3/apis/scheduling.k8s.io/v1alpha1.json.
 
 /// PodGroupPolicy defines the scheduling configuration for a PodGroup.
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupPolicy {
     /// Basic specifies that the pods in this group should be scheduled using standard Kubernetes scheduling behavior.

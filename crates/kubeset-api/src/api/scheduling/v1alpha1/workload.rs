@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.scheduling.v1alpha1.Workload` of kubernetes/v1.35/openapi-v3/apis/scheduling.k8s.io/v1alpha1.json.
 
 /// Workload allows for expressing scheduling constraints that should be used when managing lifecycle of workloads from scheduling perspective, including scheduling, preemption, eviction and other phases.
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Workload {
     /// Standard object's metadata. Name must be a DNS subdomain.

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.scheduling.v1alpha1.WorkloadList` of kubernetes/v1.35/openapi-v3/apis/scheduling.k8s.io/v1alpha1.json.
 
 /// WorkloadList contains a list of Workload resources.
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadList {
     /// Items is the list of Workloads.

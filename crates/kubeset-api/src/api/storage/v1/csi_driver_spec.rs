@@ -52,6 +52,7 @@ pub struct CSIDriverSpec {
     /// This field can only be set when TokenRequests is configured. The API server will reject CSIDriver specs that set this field without TokenRequests.
     ///
     /// Default behavior if unset is to pass tokens in the VolumeContext field.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub service_account_token_in_secrets: Option<bool>,
     /// storageCapacity indicates that the CSI volume driver wants pod scheduling to consider the storage capacity that the driver deployment will report by creating CSIStorageCapacity objects with capacity information, if set to true.
     ///
@@ -89,6 +90,7 @@ impl crate::serde_util::DeStruct for CSIDriverSpec {
         "podInfoOnMount",
         "requiresRepublish",
         "seLinuxMount",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "serviceAccountTokenInSecrets",
         "storageCapacity",
         "tokenRequests",
@@ -102,6 +104,7 @@ impl crate::serde_util::DeStruct for CSIDriverSpec {
             "podInfoOnMount" => 3,
             "requiresRepublish" => 4,
             "seLinuxMount" => 5,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "serviceAccountTokenInSecrets" => 6,
             "storageCapacity" => 7,
             "tokenRequests" => 8,
@@ -115,6 +118,7 @@ impl crate::serde_util::DeStruct for CSIDriverSpec {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.attach_required = map.next_value()?,
             1 => self.fs_group_policy = map.next_value()?,
@@ -122,6 +126,7 @@ impl crate::serde_util::DeStruct for CSIDriverSpec {
             3 => self.pod_info_on_mount = map.next_value()?,
             4 => self.requires_republish = map.next_value()?,
             5 => self.se_linux_mount = map.next_value()?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             6 => self.service_account_token_in_secrets = map.next_value()?,
             7 => self.storage_capacity = map.next_value()?,
             8 => self.token_requests = crate::serde_util::optional_vec(map)?,
@@ -147,10 +152,11 @@ impl serde::Serialize for CSIDriverSpec {
             + usize::from(self.pod_info_on_mount.is_some())
             + usize::from(self.requires_republish.is_some())
             + usize::from(self.se_linux_mount.is_some())
-            + usize::from(self.service_account_token_in_secrets.is_some())
             + usize::from(self.storage_capacity.is_some())
             + usize::from(self.token_requests.is_some())
             + usize::from(self.volume_lifecycle_modes.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.service_account_token_in_secrets.is_some());
         let mut state = serializer.serialize_struct("CSIDriverSpec", len)?;
         if let Some(value) = &self.attach_required {
             state.serialize_field("attachRequired", value)?;
@@ -170,6 +176,7 @@ impl serde::Serialize for CSIDriverSpec {
         if let Some(value) = &self.se_linux_mount {
             state.serialize_field("seLinuxMount", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.service_account_token_in_secrets {
             state.serialize_field("serviceAccountTokenInSecrets", value)?;
         }

@@ -17,6 +17,7 @@ pub struct CSIDriverSpecApply {
     /// `seLinuxMount`: see [`crate::api::storage::v1::CSIDriverSpec::se_linux_mount`].
     pub se_linux_mount: Option<bool>,
     /// `serviceAccountTokenInSecrets`: see [`crate::api::storage::v1::CSIDriverSpec::service_account_token_in_secrets`].
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub service_account_token_in_secrets: Option<bool>,
     /// `storageCapacity`: see [`crate::api::storage::v1::CSIDriverSpec::storage_capacity`].
     pub storage_capacity: Option<bool>,
@@ -81,6 +82,7 @@ impl CSIDriverSpecApply {
         self.se_linux_mount = Some(value.into());
         self
     }
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     /// Sets `serviceAccountTokenInSecrets`.
     ///
     /// See [`crate::api::storage::v1::CSIDriverSpec::service_account_token_in_secrets`].
@@ -132,6 +134,7 @@ impl crate::serde_util::DeStruct for CSIDriverSpecApply {
         "podInfoOnMount",
         "requiresRepublish",
         "seLinuxMount",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "serviceAccountTokenInSecrets",
         "storageCapacity",
         "tokenRequests",
@@ -145,6 +148,7 @@ impl crate::serde_util::DeStruct for CSIDriverSpecApply {
             "podInfoOnMount" => 3,
             "requiresRepublish" => 4,
             "seLinuxMount" => 5,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "serviceAccountTokenInSecrets" => 6,
             "storageCapacity" => 7,
             "tokenRequests" => 8,
@@ -158,6 +162,7 @@ impl crate::serde_util::DeStruct for CSIDriverSpecApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.attach_required = map.next_value()?,
             1 => self.fs_group_policy = map.next_value()?,
@@ -165,6 +170,7 @@ impl crate::serde_util::DeStruct for CSIDriverSpecApply {
             3 => self.pod_info_on_mount = map.next_value()?,
             4 => self.requires_republish = map.next_value()?,
             5 => self.se_linux_mount = map.next_value()?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             6 => self.service_account_token_in_secrets = map.next_value()?,
             7 => self.storage_capacity = map.next_value()?,
             8 => self.token_requests = crate::serde_util::optional_vec(map)?,
@@ -190,10 +196,11 @@ impl serde::Serialize for CSIDriverSpecApply {
             + usize::from(self.pod_info_on_mount.is_some())
             + usize::from(self.requires_republish.is_some())
             + usize::from(self.se_linux_mount.is_some())
-            + usize::from(self.service_account_token_in_secrets.is_some())
             + usize::from(self.storage_capacity.is_some())
             + usize::from(self.token_requests.is_some())
             + usize::from(self.volume_lifecycle_modes.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.service_account_token_in_secrets.is_some());
         let mut state = serializer.serialize_struct("CSIDriverSpecApply", len)?;
         if let Some(value) = &self.attach_required {
             state.serialize_field("attachRequired", value)?;
@@ -213,6 +220,7 @@ impl serde::Serialize for CSIDriverSpecApply {
         if let Some(value) = &self.se_linux_mount {
             state.serialize_field("seLinuxMount", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.service_account_token_in_secrets {
             state.serialize_field("serviceAccountTokenInSecrets", value)?;
         }

@@ -104,17 +104,25 @@ pub use self::volume_attachment_status::VolumeAttachmentStatus;
 mod volume_attachment_status_apply;
 #[cfg(feature = "apply")]
 pub use self::volume_attachment_status_apply::VolumeAttachmentStatusApply;
+#[cfg(not(feature = "v1_33"))]
 mod volume_attributes_class;
+#[cfg(not(feature = "v1_33"))]
 pub use self::volume_attributes_class::VolumeAttributesClass;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod volume_attributes_class_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::volume_attributes_class_apply::VolumeAttributesClassApply;
+#[cfg(not(feature = "v1_33"))]
 mod volume_attributes_class_list;
+#[cfg(not(feature = "v1_33"))]
 pub use self::volume_attributes_class_list::VolumeAttributesClassList;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 mod volume_attributes_class_list_apply;
 #[cfg(feature = "apply")]
+#[cfg(not(feature = "v1_33"))]
 pub use self::volume_attributes_class_list_apply::VolumeAttributesClassListApply;
 mod volume_error;
 pub use self::volume_error::VolumeError;

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.storage.v1.VolumeAttributesClassList` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// VolumeAttributesClassList is a collection of VolumeAttributesClass objects.
+///
+/// Kubernetes v1.34, v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttributesClassList {
     /// items is the list of VolumeAttributesClass objects.

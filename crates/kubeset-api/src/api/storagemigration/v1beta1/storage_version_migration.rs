@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.storagemigration.v1beta1.StorageVersionMigration` of kubernetes/v1.35/openapi-v3/apis/storagemigration.k8s.io/v1beta1.json.
 
 /// StorageVersionMigration represents a migration of stored data to the latest storage version.
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionMigration {
     /// Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationList` of kubernetes/v1.35/openapi-v3/apis/storagemigration.k8s.io/v1beta1.json.
 
 /// StorageVersionMigrationList is a collection of storage version migrations.
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionMigrationList {
     /// Items is the list of StorageVersionMigration

@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationStatus` of kubernetes/v1.35/openapi-v3/apis/storagemigration.k8s.io/v1beta1.json.
 
 /// Status of the storage version migration.
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionMigrationStatus {
     /// The latest available observations of the migration's current state.

@@ -4,7 +4,11 @@
 mod cluster_trust_bundle;
 mod cluster_trust_bundle_list;
 mod cluster_trust_bundle_spec;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod pod_certificate_request;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod pod_certificate_request_list;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod pod_certificate_request_spec;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod pod_certificate_request_status;

@@ -16,6 +16,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvVarSource {
         if let Some(v) = &self.secret_key_ref {
             w::put_message(buf, 4, v);
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.file_key_ref {
             w::put_message(buf, 5, v);
         }
@@ -56,6 +57,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvVarSource {
                     budget,
                 )?
             }
+            #[cfg(not(feature = "v1_33"))]
             5 => {
                 w::merge(
                     self.file_key_ref.get_or_insert_with(Default::default),

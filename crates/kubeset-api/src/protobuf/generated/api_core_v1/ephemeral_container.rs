@@ -113,6 +113,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                 if let Some(v) = &self.restart_policy {
                     w::put_string(buf, 24, v);
                 }
+                #[cfg(not(feature = "v1_33"))]
                 if let Some(v) = &self.restart_policy_rules {
                     for v in v {
                         w::put_message(buf, 25, v);
@@ -192,6 +193,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                                 )?;
                             }
                             24 => self.restart_policy = Some(w::string(value)?),
+                            #[cfg(not(feature = "v1_33"))]
                             25 => {
                                 let v = w::message(value, budget)?;
                                 w::push(

@@ -29,11 +29,14 @@ mod config_map_node_config_source;
 mod config_map_projection;
 mod config_map_volume_source;
 mod container;
+#[cfg(not(feature = "v1_33"))]
 mod container_extended_resource_request;
 mod container_image;
 mod container_port;
 mod container_resize_policy;
+#[cfg(not(feature = "v1_33"))]
 mod container_restart_rule;
+#[cfg(not(feature = "v1_33"))]
 mod container_restart_rule_on_exit_codes;
 mod container_state;
 mod container_state_running;
@@ -62,6 +65,7 @@ mod event_series;
 mod event_source;
 mod exec_action;
 mod fc_volume_source;
+#[cfg(not(feature = "v1_33"))]
 mod file_key_selector;
 mod flex_persistent_volume_source;
 mod flex_volume_source;
@@ -134,10 +138,12 @@ mod pod;
 mod pod_affinity;
 mod pod_affinity_term;
 mod pod_anti_affinity;
+#[cfg(not(feature = "v1_33"))]
 mod pod_certificate_projection;
 mod pod_condition;
 mod pod_dns_config;
 mod pod_dns_config_option;
+#[cfg(not(feature = "v1_33"))]
 mod pod_extended_resource_claim_status;
 mod pod_ip;
 mod pod_list;
@@ -219,4 +225,5 @@ mod volume_resource_requirements;
 mod vsphere_virtual_disk_volume_source;
 mod weighted_pod_affinity_term;
 mod windows_security_context_options;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod workload_reference;

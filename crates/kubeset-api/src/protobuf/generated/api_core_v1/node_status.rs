@@ -57,6 +57,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
         if let Some(v) = &self.features {
             w::put_message(buf, 13, v);
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(v) = &self.declared_features {
             for v in v {
                 w::put_string(buf, 14, v);
@@ -146,6 +147,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
                     budget,
                 )?
             }
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             14 => {
                 let v = w::string(value)?;
                 w::push(self.declared_features.get_or_insert_with(Vec::new), v, budget)?;

@@ -30,6 +30,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodCertificateProjection
             let v = self.certificate_chain_path.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(v) = &self.user_annotations {
             w::put_map(buf, 7, v, |buf, v| w::put_string(buf, 2, v));
         }
@@ -48,6 +49,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodCertificateProjection
             4 => self.credential_bundle_path = w::nonzero(w::string(value)?),
             5 => self.key_path = w::nonzero(w::string(value)?),
             6 => self.certificate_chain_path = w::nonzero(w::string(value)?),
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             7 => {
                 let (k, v) = w::entry(
                     value,

@@ -171,9 +171,11 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
         if let Some(v) = &self.resources {
             w::put_message(buf, 40, v);
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.hostname_override {
             w::put_string(buf, 41, v);
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(v) = &self.workload_ref {
             w::put_message(buf, 42, v);
         }
@@ -315,7 +317,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                     budget,
                 )?
             }
+            #[cfg(not(feature = "v1_33"))]
             41 => self.hostname_override = Some(w::string(value)?),
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             42 => {
                 w::merge(
                     self.workload_ref.get_or_insert_with(Default::default),

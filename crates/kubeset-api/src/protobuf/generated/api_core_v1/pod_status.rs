@@ -87,12 +87,15 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
             let v = self.observed_generation.as_ref().unwrap_or(&zero);
             w::put_int64(buf, 17, v);
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.extended_resource_claim_status {
             w::put_message(buf, 18, v);
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(v) = &self.allocated_resources {
             w::put_map(buf, 19, v, |buf, v| w::put_message(buf, 2, v));
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(v) = &self.resources {
             w::put_message(buf, 20, v);
         }
@@ -159,6 +162,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
                     budget,
                 )?;
             }
+            #[cfg(not(feature = "v1_33"))]
             18 => {
                 w::merge(
                     self
@@ -168,6 +172,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
                     budget,
                 )?
             }
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             19 => {
                 let (k, v) = w::entry(
                     value,
@@ -181,6 +186,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             20 => {
                 w::merge(
                     self.resources.get_or_insert_with(Default::default),

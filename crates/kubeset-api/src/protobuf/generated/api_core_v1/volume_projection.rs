@@ -19,6 +19,7 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeProjection {
         if let Some(v) = &self.cluster_trust_bundle {
             w::put_message(buf, 5, v);
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.pod_certificate {
             w::put_message(buf, 6, v);
         }
@@ -66,6 +67,7 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeProjection {
                     budget,
                 )?
             }
+            #[cfg(not(feature = "v1_33"))]
             6 => {
                 w::merge(
                     self.pod_certificate.get_or_insert_with(Default::default),

@@ -12,6 +12,7 @@ impl crate::protobuf::Message for crate::api::resource::v1alpha3::DeviceTaintRul
             let v = &self.spec;
             w::put_message(buf, 2, v);
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(v) = &self.status {
             w::put_message(buf, 3, v);
         }
@@ -26,6 +27,7 @@ impl crate::protobuf::Message for crate::api::resource::v1alpha3::DeviceTaintRul
         match number {
             1 => w::merge(&mut self.metadata, value, budget)?,
             2 => w::merge(&mut self.spec, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             3 => {
                 w::merge(
                     self.status.get_or_insert_with(Default::default),

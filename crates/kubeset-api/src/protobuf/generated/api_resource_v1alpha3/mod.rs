@@ -5,5 +5,6 @@ mod device_taint;
 mod device_taint_rule;
 mod device_taint_rule_list;
 mod device_taint_rule_spec;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod device_taint_rule_status;
 mod device_taint_selector;

@@ -27,6 +27,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::AllocatedDevice
         if let Some(v) = &self.network_data {
             w::put_message(buf, 6, v);
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.share_id {
             w::put_string(buf, 7, v);
         }
@@ -42,6 +43,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::AllocatedDevice
             1 => self.driver = w::string(value)?,
             2 => self.pool = w::string(value)?,
             3 => self.device = w::string(value)?,
+            #[cfg(not(feature = "v1_33"))]
             7 => self.share_id = Some(w::string(value)?),
             4 => {
                 let v = w::message(value, budget)?;

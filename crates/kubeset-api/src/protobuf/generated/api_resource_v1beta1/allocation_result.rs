@@ -10,6 +10,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::AllocationResul
         if let Some(v) = &self.node_selector {
             w::put_message(buf, 3, v);
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.allocation_timestamp {
             w::put_time(buf, 5, v);
         }
@@ -36,6 +37,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::AllocationResul
                     budget,
                 )?
             }
+            #[cfg(not(feature = "v1_33"))]
             5 => self.allocation_timestamp = w::time(value)?,
             _ => {}
         }

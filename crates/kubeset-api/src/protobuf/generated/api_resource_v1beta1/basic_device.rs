@@ -29,19 +29,23 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::BasicDevice {
                 w::put_message(buf, 7, v);
             }
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.binds_to_node {
             w::put_bool(buf, 8, v);
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.binding_conditions {
             for v in v {
                 w::put_string(buf, 9, v);
             }
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.binding_failure_conditions {
             for v in v {
                 w::put_string(buf, 10, v);
             }
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.allow_multiple_allocations {
             w::put_bool(buf, 11, v);
         }
@@ -93,7 +97,9 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::BasicDevice {
                 let v = w::message(value, budget)?;
                 w::push(self.taints.get_or_insert_with(Vec::new), v, budget)?;
             }
+            #[cfg(not(feature = "v1_33"))]
             8 => self.binds_to_node = Some(w::bool(value)?),
+            #[cfg(not(feature = "v1_33"))]
             9 => {
                 let v = w::string(value)?;
                 w::push(
@@ -102,6 +108,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::BasicDevice {
                     budget,
                 )?;
             }
+            #[cfg(not(feature = "v1_33"))]
             10 => {
                 let v = w::string(value)?;
                 w::push(
@@ -110,6 +117,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::BasicDevice {
                     budget,
                 )?;
             }
+            #[cfg(not(feature = "v1_33"))]
             11 => self.allow_multiple_allocations = Some(w::bool(value)?),
             _ => {}
         }

@@ -8,6 +8,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceCapacity 
             let v = &self.value;
             w::put_message(buf, 1, v);
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.request_policy {
             w::put_message(buf, 2, v);
         }
@@ -21,6 +22,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceCapacity 
         let _ = budget;
         match number {
             1 => w::merge(&mut self.value, value, budget)?,
+            #[cfg(not(feature = "v1_33"))]
             2 => {
                 w::merge(
                     self.request_policy.get_or_insert_with(Default::default),

@@ -14,6 +14,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceClassSpec
                 w::put_message(buf, 2, v);
             }
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.extended_resource_name {
             w::put_string(buf, 4, v);
         }
@@ -34,6 +35,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceClassSpec
                 let v = w::message(value, budget)?;
                 w::push(self.config.get_or_insert_with(Vec::new), v, budget)?;
             }
+            #[cfg(not(feature = "v1_33"))]
             4 => self.extended_resource_name = Some(w::string(value)?),
             _ => {}
         }

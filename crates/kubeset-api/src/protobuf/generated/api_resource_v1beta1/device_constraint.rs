@@ -12,6 +12,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceConstrain
         if let Some(v) = &self.match_attribute {
             w::put_string(buf, 2, v);
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.distinct_attribute {
             w::put_string(buf, 3, v);
         }
@@ -29,6 +30,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceConstrain
                 w::push(self.requests.get_or_insert_with(Vec::new), v, budget)?;
             }
             2 => self.match_attribute = Some(w::string(value)?),
+            #[cfg(not(feature = "v1_33"))]
             3 => self.distinct_attribute = Some(w::string(value)?),
             _ => {}
         }

@@ -39,6 +39,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceRequest {
                 w::put_message(buf, 8, v);
             }
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.capacity {
             w::put_message(buf, 9, v);
         }
@@ -68,6 +69,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceRequest {
                 let v = w::message(value, budget)?;
                 w::push(self.tolerations.get_or_insert_with(Vec::new), v, budget)?;
             }
+            #[cfg(not(feature = "v1_33"))]
             9 => {
                 w::merge(
                     self.capacity.get_or_insert_with(Default::default),

@@ -32,6 +32,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceSubReques
                 w::put_message(buf, 7, v);
             }
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.capacity {
             w::put_message(buf, 8, v);
         }
@@ -56,6 +57,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceSubReques
                 let v = w::message(value, budget)?;
                 w::push(self.tolerations.get_or_insert_with(Vec::new), v, budget)?;
             }
+            #[cfg(not(feature = "v1_33"))]
             8 => {
                 w::merge(
                     self.capacity.get_or_insert_with(Default::default),

@@ -33,19 +33,23 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::Device {
                 w::put_message(buf, 8, v);
             }
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.binds_to_node {
             w::put_bool(buf, 9, v);
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.binding_conditions {
             for v in v {
                 w::put_string(buf, 10, v);
             }
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.binding_failure_conditions {
             for v in v {
                 w::put_string(buf, 11, v);
             }
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.allow_multiple_allocations {
             w::put_bool(buf, 12, v);
         }
@@ -98,7 +102,9 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::Device {
                 let v = w::message(value, budget)?;
                 w::push(self.taints.get_or_insert_with(Vec::new), v, budget)?;
             }
+            #[cfg(not(feature = "v1_33"))]
             9 => self.binds_to_node = Some(w::bool(value)?),
+            #[cfg(not(feature = "v1_33"))]
             10 => {
                 let v = w::string(value)?;
                 w::push(
@@ -107,6 +113,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::Device {
                     budget,
                 )?;
             }
+            #[cfg(not(feature = "v1_33"))]
             11 => {
                 let v = w::string(value)?;
                 w::push(
@@ -115,6 +122,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::Device {
                     budget,
                 )?;
             }
+            #[cfg(not(feature = "v1_33"))]
             12 => self.allow_multiple_allocations = Some(w::bool(value)?),
             _ => {}
         }

@@ -29,19 +29,23 @@ for crate::api::resource::v1beta2::DeviceRequestAllocationResult {
                 w::put_message(buf, 6, v);
             }
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.binding_conditions {
             for v in v {
                 w::put_string(buf, 7, v);
             }
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.binding_failure_conditions {
             for v in v {
                 w::put_string(buf, 8, v);
             }
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.share_id {
             w::put_string(buf, 9, v);
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.consumed_capacity {
             w::put_map(buf, 10, v, |buf, v| w::put_message(buf, 2, v));
         }
@@ -63,6 +67,7 @@ for crate::api::resource::v1beta2::DeviceRequestAllocationResult {
                 let v = w::message(value, budget)?;
                 w::push(self.tolerations.get_or_insert_with(Vec::new), v, budget)?;
             }
+            #[cfg(not(feature = "v1_33"))]
             7 => {
                 let v = w::string(value)?;
                 w::push(
@@ -71,6 +76,7 @@ for crate::api::resource::v1beta2::DeviceRequestAllocationResult {
                     budget,
                 )?;
             }
+            #[cfg(not(feature = "v1_33"))]
             8 => {
                 let v = w::string(value)?;
                 w::push(
@@ -79,7 +85,9 @@ for crate::api::resource::v1beta2::DeviceRequestAllocationResult {
                     budget,
                 )?;
             }
+            #[cfg(not(feature = "v1_33"))]
             9 => self.share_id = Some(w::string(value)?),
+            #[cfg(not(feature = "v1_33"))]
             10 => {
                 let (k, v) = w::entry(
                     value,

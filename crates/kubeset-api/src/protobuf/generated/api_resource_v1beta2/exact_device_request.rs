@@ -31,6 +31,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::ExactDeviceRequ
                 w::put_message(buf, 6, v);
             }
         }
+        #[cfg(not(feature = "v1_33"))]
         if let Some(v) = &self.capacity {
             w::put_message(buf, 7, v);
         }
@@ -55,6 +56,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::ExactDeviceRequ
                 let v = w::message(value, budget)?;
                 w::push(self.tolerations.get_or_insert_with(Vec::new), v, budget)?;
             }
+            #[cfg(not(feature = "v1_33"))]
             7 => {
                 w::merge(
                     self.capacity.get_or_insert_with(Default::default),

@@ -4,8 +4,11 @@
 mod allocated_device_status;
 mod allocation_result;
 mod cel_device_selector;
+#[cfg(not(feature = "v1_33"))]
 mod capacity_request_policy;
+#[cfg(not(feature = "v1_33"))]
 mod capacity_request_policy_range;
+#[cfg(not(feature = "v1_33"))]
 mod capacity_requirements;
 mod counter;
 mod counter_set;

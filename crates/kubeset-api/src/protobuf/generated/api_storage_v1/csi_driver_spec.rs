@@ -35,6 +35,7 @@ impl crate::protobuf::Message for crate::api::storage::v1::CSIDriverSpec {
         if let Some(v) = &self.node_allocatable_update_period_seconds {
             w::put_int64(buf, 9, v);
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(v) = &self.service_account_token_in_secrets {
             w::put_bool(buf, 10, v);
         }
@@ -66,6 +67,7 @@ impl crate::protobuf::Message for crate::api::storage::v1::CSIDriverSpec {
             7 => self.requires_republish = Some(w::bool(value)?),
             8 => self.se_linux_mount = Some(w::bool(value)?),
             9 => self.node_allocatable_update_period_seconds = Some(w::int64(value)?),
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             10 => self.service_account_token_in_secrets = Some(w::bool(value)?),
             _ => {}
         }

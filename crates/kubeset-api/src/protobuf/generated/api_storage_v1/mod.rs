@@ -18,7 +18,9 @@ mod volume_attachment_list;
 mod volume_attachment_source;
 mod volume_attachment_spec;
 mod volume_attachment_status;
+#[cfg(not(feature = "v1_33"))]
 mod volume_attributes_class;
+#[cfg(not(feature = "v1_33"))]
 mod volume_attributes_class_list;
 mod volume_error;
 mod volume_node_resources;

@@ -26,6 +26,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             let v = self.message.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         {
             let zero = Default::default();
             let v = self.observed_generation.as_ref().unwrap_or(&zero);
@@ -45,6 +46,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             3 => self.last_transition_time = w::time(value)?,
             4 => self.reason = w::nonzero(w::string(value)?),
             5 => self.message = w::nonzero(w::string(value)?),
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             6 => self.observed_generation = w::nonzero(w::int64(value)?),
             _ => {}
         }

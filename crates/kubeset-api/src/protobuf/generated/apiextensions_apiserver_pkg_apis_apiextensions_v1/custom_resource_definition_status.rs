@@ -18,6 +18,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                 w::put_string(buf, 3, v);
             }
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         {
             let zero = Default::default();
             let v = self.observed_generation.as_ref().unwrap_or(&zero);
@@ -47,6 +48,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                 let v = w::string(value)?;
                 w::push(self.stored_versions.get_or_insert_with(Vec::new), v, budget)?;
             }
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             4 => self.observed_generation = w::nonzero(w::int64(value)?),
             _ => {}
         }

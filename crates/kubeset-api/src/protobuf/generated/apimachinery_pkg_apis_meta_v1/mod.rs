@@ -9,6 +9,7 @@ mod api_versions;
 mod condition;
 mod delete_options;
 mod field_selector_requirement;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod group_resource;
 mod group_version_for_discovery;
 mod label_selector;

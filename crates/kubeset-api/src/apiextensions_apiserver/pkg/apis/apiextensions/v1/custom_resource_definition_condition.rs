@@ -9,6 +9,7 @@ pub struct CustomResourceDefinitionCondition {
     /// message is a human-readable message indicating details about last transition.
     pub message: Option<String>,
     /// observedGeneration represents the .metadata.generation that the condition was set based upon. For instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date with respect to the current state of the instance.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub observed_generation: Option<i64>,
     /// reason is a unique, one-word, CamelCase reason for the condition's last transition.
     pub reason: Option<String>,
@@ -22,6 +23,7 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionCondition {
     const FIELDS: &'static [&'static str] = &[
         "lastTransitionTime",
         "message",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "observedGeneration",
         "reason",
         "status",
@@ -31,6 +33,7 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionCondition {
         let index = match key {
             "lastTransitionTime" => 0,
             "message" => 1,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "observedGeneration" => 2,
             "reason" => 3,
             "status" => 4,
@@ -44,9 +47,11 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionCondition {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.last_transition_time = map.next_value()?,
             1 => self.message = map.next_value()?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             2 => self.observed_generation = map.next_value()?,
             3 => self.reason = map.next_value()?,
             4 => self.status = crate::serde_util::required(map)?,
@@ -67,9 +72,9 @@ impl serde::Serialize for CustomResourceDefinitionCondition {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = 2usize + usize::from(self.last_transition_time.is_some())
-            + usize::from(self.message.is_some())
-            + usize::from(self.observed_generation.is_some())
-            + usize::from(self.reason.is_some());
+            + usize::from(self.message.is_some()) + usize::from(self.reason.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.observed_generation.is_some());
         let mut state = serializer
             .serialize_struct("CustomResourceDefinitionCondition", len)?;
         if let Some(value) = &self.last_transition_time {
@@ -78,6 +83,7 @@ impl serde::Serialize for CustomResourceDefinitionCondition {
         if let Some(value) = &self.message {
             state.serialize_field("message", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.observed_generation {
             state.serialize_field("observedGeneration", value)?;
         }

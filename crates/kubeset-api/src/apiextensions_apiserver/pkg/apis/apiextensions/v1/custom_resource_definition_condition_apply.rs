@@ -9,6 +9,7 @@ pub struct CustomResourceDefinitionConditionApply {
     /// `message`: see [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition::message`].
     pub message: Option<String>,
     /// `observedGeneration`: see [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition::observed_generation`].
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub observed_generation: Option<i64>,
     /// `reason`: see [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition::reason`].
     pub reason: Option<String>,
@@ -45,6 +46,7 @@ impl CustomResourceDefinitionConditionApply {
         self.message = Some(value.into());
         self
     }
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     /// Sets `observedGeneration`.
     ///
     /// See [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition::observed_generation`].
@@ -83,6 +85,7 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionConditionApply {
     const FIELDS: &'static [&'static str] = &[
         "lastTransitionTime",
         "message",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "observedGeneration",
         "reason",
         "status",
@@ -92,6 +95,7 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionConditionApply {
         let index = match key {
             "lastTransitionTime" => 0,
             "message" => 1,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "observedGeneration" => 2,
             "reason" => 3,
             "status" => 4,
@@ -105,9 +109,11 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionConditionApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.last_transition_time = map.next_value()?,
             1 => self.message = map.next_value()?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             2 => self.observed_generation = map.next_value()?,
             3 => self.reason = map.next_value()?,
             4 => self.status = map.next_value()?,
@@ -128,10 +134,10 @@ impl serde::Serialize for CustomResourceDefinitionConditionApply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.last_transition_time.is_some())
-            + usize::from(self.message.is_some())
-            + usize::from(self.observed_generation.is_some())
-            + usize::from(self.reason.is_some()) + usize::from(self.status.is_some())
-            + usize::from(self.type_.is_some());
+            + usize::from(self.message.is_some()) + usize::from(self.reason.is_some())
+            + usize::from(self.status.is_some()) + usize::from(self.type_.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.observed_generation.is_some());
         let mut state = serializer
             .serialize_struct("CustomResourceDefinitionConditionApply", len)?;
         if let Some(value) = &self.last_transition_time {
@@ -140,6 +146,7 @@ impl serde::Serialize for CustomResourceDefinitionConditionApply {
         if let Some(value) = &self.message {
             state.serialize_field("message", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.observed_generation {
             state.serialize_field("observedGeneration", value)?;
         }

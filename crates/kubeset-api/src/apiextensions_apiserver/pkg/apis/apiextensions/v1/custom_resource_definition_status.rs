@@ -15,6 +15,7 @@ pub struct CustomResourceDefinitionStatus {
         >,
     >,
     /// The generation observed by the CRD controller.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub observed_generation: Option<i64>,
     /// storedVersions lists all versions of CustomResources that were ever persisted. Tracking these versions allows a migration path for stored versions in etcd. The field is mutable so a migration controller can finish a migration to another version (ensuring no old objects are left in storage), and then remove the rest of the versions from this list. Versions may not be removed from `spec.versions` while they exist in this list.
     pub stored_versions: Option<Vec<String>>,
@@ -24,6 +25,7 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionStatus {
     const FIELDS: &'static [&'static str] = &[
         "acceptedNames",
         "conditions",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "observedGeneration",
         "storedVersions",
     ];
@@ -31,6 +33,7 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionStatus {
         let index = match key {
             "acceptedNames" => 0,
             "conditions" => 1,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "observedGeneration" => 2,
             "storedVersions" => 3,
             _ => return None,
@@ -42,9 +45,11 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionStatus {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.accepted_names = map.next_value()?,
             1 => self.conditions = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             2 => self.observed_generation = map.next_value()?,
             3 => self.stored_versions = crate::serde_util::optional_vec(map)?,
             _ => {}
@@ -64,8 +69,9 @@ impl serde::Serialize for CustomResourceDefinitionStatus {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.accepted_names.is_some())
             + usize::from(self.conditions.is_some())
-            + usize::from(self.observed_generation.is_some())
             + usize::from(self.stored_versions.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.observed_generation.is_some());
         let mut state = serializer
             .serialize_struct("CustomResourceDefinitionStatus", len)?;
         if let Some(value) = &self.accepted_names {
@@ -74,6 +80,7 @@ impl serde::Serialize for CustomResourceDefinitionStatus {
         if let Some(value) = &self.conditions {
             state.serialize_field("conditions", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.observed_generation {
             state.serialize_field("observedGeneration", value)?;
         }

@@ -17,6 +17,7 @@ pub struct CustomResourceDefinitionStatusApply {
         >,
     >,
     /// `observedGeneration`: see [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus::observed_generation`].
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub observed_generation: Option<i64>,
     /// `storedVersions`: see [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus::stored_versions`].
     ///
@@ -50,6 +51,7 @@ impl CustomResourceDefinitionStatusApply {
         self.conditions.get_or_insert_with(Vec::new).extend(values);
         self
     }
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     /// Sets `observedGeneration`.
     ///
     /// See [`crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus::observed_generation`].
@@ -75,6 +77,7 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionStatusApply {
     const FIELDS: &'static [&'static str] = &[
         "acceptedNames",
         "conditions",
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "observedGeneration",
         "storedVersions",
     ];
@@ -82,6 +85,7 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionStatusApply {
         let index = match key {
             "acceptedNames" => 0,
             "conditions" => 1,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             "observedGeneration" => 2,
             "storedVersions" => 3,
             _ => return None,
@@ -93,9 +97,11 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionStatusApply {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.accepted_names = map.next_value()?,
             1 => self.conditions = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             2 => self.observed_generation = map.next_value()?,
             3 => self.stored_versions = crate::serde_util::optional_vec(map)?,
             _ => {}
@@ -115,8 +121,9 @@ impl serde::Serialize for CustomResourceDefinitionStatusApply {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.accepted_names.is_some())
             + usize::from(self.conditions.is_some())
-            + usize::from(self.observed_generation.is_some())
             + usize::from(self.stored_versions.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.observed_generation.is_some());
         let mut state = serializer
             .serialize_struct("CustomResourceDefinitionStatusApply", len)?;
         if let Some(value) = &self.accepted_names {
@@ -125,6 +132,7 @@ impl serde::Serialize for CustomResourceDefinitionStatusApply {
         if let Some(value) = &self.conditions {
             state.serialize_field("conditions", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.observed_generation {
             state.serialize_field("observedGeneration", value)?;
         }

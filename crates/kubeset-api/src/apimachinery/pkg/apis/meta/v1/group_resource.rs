@@ -2,6 +2,8 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.GroupResource` of kubernetes/v1.35/openapi-v3/apis/storagemigration.k8s.io/v1beta1.json.
 
 /// GroupResource specifies a Group and a Resource, but does not force a version.  This is useful for identifying concepts during lookup stages without having partially valid types
+///
+/// Kubernetes v1.35 only (cargo features `v1_*`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupResource {
     /// `group` (no description in the spec).

@@ -35,9 +35,13 @@ pub use self::field_selector_requirement::FieldSelectorRequirement;
 mod field_selector_requirement_apply;
 pub use self::field_selector_requirement_apply::FieldSelectorRequirementApply;
 pub use crate::types::FieldsV1;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod group_resource;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::group_resource::GroupResource;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 mod group_resource_apply;
+#[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
 pub use self::group_resource_apply::GroupResourceApply;
 mod group_version_for_discovery;
 pub use self::group_version_for_discovery::GroupVersionForDiscovery;
