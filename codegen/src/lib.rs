@@ -24,6 +24,7 @@ pub mod error;
 pub mod examples;
 pub mod ir;
 pub mod layout;
+pub mod merge;
 pub mod names;
 pub mod proto;
 pub mod schema;
@@ -122,18 +123,18 @@ pub fn load(dir: &Path, format: InputFormat) -> Result<spec::Input, CodegenError
 }
 
 /// Reads the spec directory `dir` merged with its older siblings
-/// ([`versions::siblings`]): one union input whose [`spec::Input::versions`]
+/// ([`merge::siblings`]): one union input whose [`spec::Input::versions`]
 /// says which version has what. Returns the versions read, oldest first.
 pub fn load_versions(
     dir: &Path,
     format: InputFormat,
 ) -> Result<(Vec<String>, spec::Input), CodegenError> {
     let mut inputs = Vec::new();
-    for (version, path) in versions::siblings(dir) {
+    for (version, path) in merge::siblings(dir) {
         inputs.push((version, load(&path, format)?));
     }
     let names = inputs.iter().map(|(v, _)| v.clone()).collect();
-    Ok((names, versions::merge(inputs)?))
+    Ok((names, merge::merge(inputs)?))
 }
 
 /// Lowers (with every fixup) and emits: the whole generated content of

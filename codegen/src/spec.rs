@@ -346,7 +346,7 @@ pub struct Input {
     /// Paths, merged across documents.
     pub paths: BTreeMap<String, PathItem>,
     /// Which versions have which items, when several were merged
-    /// ([`crate::versions::merge`]).
+    /// ([`crate::merge::merge`]).
     pub versions: crate::versions::Versions,
 }
 

@@ -353,7 +353,7 @@ fn bad_inputs_are_named_errors() {
     assert!(matches!(err, CodegenError::NoInput { .. }), "{err}");
 }
 
-/// Two versions of the small spec merged (`versions::merge`): the older
+/// Two versions of the small spec merged (`merge::merge`): the older
 /// lacks `WidgetSpec.limit`, the `other/v1` group-version and the `scale`
 /// subresource, so each is gated on the newer's feature in every place the
 /// emitters write it, and the version features are declared.
@@ -367,7 +367,7 @@ fn items_not_in_every_version_are_gated() {
     spec.properties.remove("limit");
     older.definitions.remove("io.k8s.api.other.v1.Gadget");
     older.paths.retain(|p, _| !p.ends_with("/scale"));
-    let merged = kubeset_codegen::versions::merge(vec![
+    let merged = kubeset_codegen::merge::merge(vec![
         ("v1.1".into(), older),
         ("v1.2".into(), input(InputFormat::V3)),
     ])

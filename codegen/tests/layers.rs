@@ -17,12 +17,16 @@ mod layers;
 
 /// The layers, lowest first (every node placed).
 const LAYERS: &[&[&str]] = &[
+    // Which merged Kubernetes version has what, and the gates made of it.
+    &["versions"],
     // The specs as read, and the `.proto` reader with its error.
     &["spec", "proto"],
     // Rust names for what the specs name; the crate's error enum.
     &["names", "error"],
     // The spec folder and the standalone CRD reader's plumbing.
     &["spec_dir", "standalone"],
+    // Several releases' specs merged into one input.
+    &["merge"],
     // The intermediate representation: its types, tables, fixups and the
     // clients' view of it.
     &["ir"],

@@ -1,4 +1,5 @@
-//! The protobuf join against the pinned spec and its upstream
+//! The protobuf join against the pinned spec (merged with the older
+//! releases beside it, as `cargo xtask codegen` reads it) and its upstream
 //! `generated.proto` files: the committed codecs are current, every
 //! disagreement fails the run, a fixup that matches nothing fails it, Go
 //! embedded structs become nested messages, and a version without proto
@@ -8,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use kubeset_codegen::proto::{self, GoValues, ProtoError, ProtoSet, Shape, join};
-use kubeset_codegen::{InputFormat, Ir, Output, load};
+use kubeset_codegen::{InputFormat, Ir, Output, load_versions};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -27,7 +28,8 @@ fn inputs() -> &'static (Ir, ProtoSet, String) {
     static INPUTS: OnceLock<(Ir, ProtoSet, String)> = OnceLock::new();
     INPUTS.get_or_init(|| {
         let (dir, version) = spec_dir();
-        let ir = kubeset_codegen::ir::lower(load(&dir, InputFormat::Both).unwrap()).unwrap();
+        let input = load_versions(&dir, InputFormat::Both).unwrap().1;
+        let ir = kubeset_codegen::ir::lower(input).unwrap();
         let set = proto::load(&dir).unwrap().expect("v1.35 has proto files");
         (ir, set, version)
     })

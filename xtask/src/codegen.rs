@@ -194,7 +194,7 @@ pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
     let label = format!("kubernetes/{version}");
     // The pinned release and the older ones beside it, merged (one tree,
     // gated by the `v1_*` features).
-    for (older, older_dir) in kubeset_codegen::versions::siblings(&dir) {
+    for (older, older_dir) in kubeset_codegen::merge::siblings(&dir) {
         crate::fetch::verify(&older, &older_dir)?;
         eprintln!("reading {}", older_dir.display());
     }
