@@ -8,6 +8,12 @@
 //! cache's own estimate of its bytes (`Store::memory`), to be read
 //! against the RSS growth.
 //!
+//! With [`EMPTY_CACHE_ENV`] set, a kubeset client watches with a label
+//! selector no pod has ([`EMPTY_SELECTOR`]): the same process, client,
+//! connection and watch with an empty cache, whose RSS growth is the part
+//! of a full cache's growth that is not the cache (run with `UPDATES` 0,
+//! it prints its record as soon as it has synced).
+//!
 //! The server side ([`serve_scale`]) seeds the embedded API server by
 //! streaming the generator's PodList from its file (one pod in memory at a
 //! time, so a 100,000-pod list of about 1 GB is never parsed whole), then
@@ -49,6 +55,11 @@ const PATCH_CONCURRENCY: usize = 8;
 const DEADLINE: Duration = Duration::from_secs(30 * 60);
 /// Failed watcher steps a client tolerates (watchers retry).
 const MAX_ERRORS: usize = 20;
+/// Set (to anything) in a kubeset client's environment, its cache stays
+/// empty: it watches with [`EMPTY_SELECTOR`].
+pub const EMPTY_CACHE_ENV: &str = "KUBESET_BENCH_SCALE_EMPTY";
+/// A label selector no pod of the generator's lists has.
+pub const EMPTY_SELECTOR: &str = "kubeset-bench/empty-cache=true";
 
 /// One client's figures, the record the Go peer prints in the same shape.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -466,6 +477,11 @@ pub async fn run_kubeset(
     let config = match variant {
         Variant::Paged => WatcherConfig::default().initial_list(InitialList::Paginated),
         _ => WatcherConfig::default(),
+    };
+    let config = if std::env::var_os(EMPTY_CACHE_ENV).is_some() {
+        config.labels(EMPTY_SELECTOR)
+    } else {
+        config
     };
     let (followed, items, bytes) = match variant {
         Variant::Metadata => {

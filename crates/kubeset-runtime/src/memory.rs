@@ -3,29 +3,47 @@
 //! the OOM killer does.
 //!
 //! **The estimate** is a deep-size walk of the decoded object, done once
-//! when it enters the cache and kept beside it: the object's own size and
-//! its `Arc` header (16 bytes), plus the heap it owns, found by walking
-//! its `Serialize` implementation without writing anything. Every string
-//! and byte string counts its length (the decoders allocate exactly that:
-//! kubeset's models shrink their lists and copy strings to their length);
-//! every list element its inline size; every map a B-tree of entries of
-//! the inline key and value sizes (one 11-slot node up to 11 entries,
-//! about one node per 7 beyond); then the store adds the key (namespace
-//! and name) and its table slot. serde hands list elements and map
-//! entries over by reference, so their inline size is read from what they
-//! write: a string is a `String`, a number its width, and a struct the
-//! distance between the same field of two neighbours in its list (learned
-//! per type for the lists of one), else the span of the fields it wrote.
-//! Values written with `collect_str` (timestamps) count 16 inline bytes.
-//! Not counted: allocator overhead and rounding, a `Box` inside an object
-//! (only recursive schemas have one), the indexes. Checked against a
-//! counting allocator on real objects (the runtime's `memory` test, which
-//! states the margin); it is not RSS, which adds the allocator's slack and
-//! the rest of the process.
+//! when it enters the cache and kept beside it: the block its `Arc` holds
+//! (16 bytes of counts and the object's own size), plus the heap it owns,
+//! found by walking its `Serialize` implementation without writing
+//! anything. Every heap block counts what the allocator takes for it, not
+//! only the bytes asked for (glibc's rule, see below): every string and
+//! byte string one block of its length (the decoders allocate exactly
+//! that: kubeset's models shrink their lists and copy strings to their
+//! length); every list one block of its elements' inline sizes; every map
+//! the nodes of a B-tree of entries of the inline key and value sizes (one
+//! 11-slot node up to 11 entries, about one node per 7 beyond); then the
+//! store adds the key (namespace and name) and its table slot. serde hands
+//! list elements and map entries over by reference, so their inline size
+//! is read from what they write: a string is a `String`, a number its
+//! width, and a struct the distance between the same field of two
+//! neighbours in its list (learned per type for the lists of one), else
+//! the span of the fields it wrote. Values written with `collect_str`
+//! (timestamps) count 16 inline bytes.
+//!
+//! **What a block costs** (`allocation`): glibc's malloc on 64-bit Linux
+//! puts an 8-byte size header in front of every block and rounds the whole
+//! up to a multiple of 16, 32 bytes at least: a 5-byte label key costs 32,
+//! a 24-byte list of one `String` 32, a 40-byte one 48. An empty `String`
+//! or `Vec` allocates nothing and costs nothing. (Blocks of 128 KiB and
+//! more are mapped pages of their own; the rule is then off by under a page
+//! each, and a cached object has none.) Other allocators round
+//! differently (jemalloc and mimalloc by size classes, with no header):
+//! the estimate is glibc's.
+//!
+//! Not counted: the `apiVersion` and `kind` a model's `Serialize` writes
+//! (constants, not in the object), a `Box` inside an object (only
+//! recursive schemas have one; serde does not show it), the indexes, and
+//! what RSS adds beyond the blocks: the allocator's free lists and
+//! fragmentation (the decode's transient buffers, freed but kept by the
+//! allocator), and the rest of the process. Checked against a counting
+//! allocator that records each block's chunk on real objects (the
+//! runtime's `memory` test, which states the margin), and against RSS in
+//! the scale bench (docs/benchmarks.md).
 //!
 //! Why a walk and not the bytes each object came from: a decoded object
 //! is not its body. A small ConfigMap is about 300 bytes of JSON and 1.5
-//! KB of memory (a 48-byte `Option<String>` per unset field, a 540-byte
+//! KB of memory (a 24-byte `Option<String>` per unset field, a 560-byte
 //! B-tree node for one label), a Pod with managedFields less than its
 //! JSON; protobuf bodies are smaller again. The walk costs a fraction of
 //! the decode it follows and is opt-in
@@ -54,12 +72,35 @@ use serde::ser;
 /// assert!(b >= s + 10_000);
 /// ```
 pub fn estimate<T: Serialize>(obj: &T) -> u64 {
-    let mut walk = Walk::default();
+    let start = std::ptr::from_ref(obj).cast::<u8>().addr();
+    let mut walk = Walk {
+        root: start..start + size_of_val(obj),
+        ..Walk::default()
+    };
     // The walk itself never fails; a type whose Serialize fails (a custom
     // one) is counted up to where it stopped.
     let _ = obj.serialize(&mut walk);
-    (ARC_HEADER + size_of_val(obj) + walk.heap) as u64
+    (allocation(ARC_HEADER + size_of_val(obj)) + walk.heap) as u64
 }
+
+/// The bytes glibc's malloc (64-bit) takes for a request of `n` bytes:
+/// the request and an 8-byte size header, rounded up to a multiple of 16,
+/// at least 32; nothing for nothing (Rust does not allocate zero bytes:
+/// an empty `String` or `Vec` owns no block).
+pub(crate) const fn allocation(n: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let chunk = (n + CHUNK_HEADER + CHUNK_ALIGN - 1) & !(CHUNK_ALIGN - 1);
+    if chunk < MIN_CHUNK { MIN_CHUNK } else { chunk }
+}
+
+/// glibc's size header in front of every block (`SIZE_SZ`).
+const CHUNK_HEADER: usize = 8;
+/// Its alignment of blocks (`MALLOC_ALIGNMENT`, two `size_t`s).
+const CHUNK_ALIGN: usize = 16;
+/// Its smallest block (`MINSIZE`: room for the free list's two links).
+const MIN_CHUNK: usize = 32;
 
 /// Strong and weak counts in front of every `Arc`'s value.
 const ARC_HEADER: usize = 16;
@@ -74,7 +115,7 @@ const HEADER: usize = 24;
 const PROBE_FIELDS: usize = 4;
 
 /// Bytes of the nodes of a `BTreeMap` of `n` entries of `entry` inline
-/// bytes each.
+/// bytes each, each node a block of its own.
 fn btree_bytes(n: usize, entry: usize) -> usize {
     if n == 0 {
         return 0;
@@ -82,10 +123,10 @@ fn btree_bytes(n: usize, entry: usize) -> usize {
     let leaf = 16 + NODE_SLOTS * entry;
     let internal = leaf + (NODE_SLOTS + 1) * 8;
     if n <= NODE_SLOTS {
-        return leaf;
+        return allocation(leaf);
     }
     let leaves = n.div_ceil(NODE_FILL);
-    leaves * leaf + leaves.div_ceil(NODE_FILL) * internal
+    leaves * allocation(leaf) + leaves.div_ceil(NODE_FILL) * allocation(internal)
 }
 
 /// Inline sizes of struct types met as list elements, learned from the
@@ -101,6 +142,8 @@ fn learned() -> &'static RwLock<HashMap<&'static str, usize>> {
 #[derive(Default)]
 struct Walk {
     heap: usize,
+    /// The addresses of the object walked.
+    root: std::ops::Range<usize>,
     /// How many structs deep the walk is.
     depth: usize,
     /// The list element or map entry being measured.
@@ -205,6 +248,14 @@ impl Walk {
         Inline(self)
     }
 
+    /// Whether `value`, a field of the object walked, is a constant its
+    /// `Serialize` writes and it does not hold: a `str` from outside the
+    /// object (the models' `apiVersion` and `kind`).
+    fn constant<T: ?Sized>(&self, value: &T) -> bool {
+        let addr = std::ptr::from_ref(value).cast::<u8>().addr();
+        self.depth == 1 && std::any::type_name::<T>() == "str" && !self.root.contains(&addr)
+    }
+
     /// Notes a field of the struct being probed (not of structs in it).
     fn field<T: ?Sized>(&mut self, key: &'static str, value: &T) {
         let depth = self.depth;
@@ -261,12 +312,12 @@ impl<'a> ser::Serializer for &'a mut Walk {
         serialize_u64: u64, serialize_f32: f32, serialize_f64: f64, serialize_char: char);
 
     fn serialize_str(self, v: &str) -> Result<(), Never> {
-        self.heap += v.len();
+        self.heap += allocation(v.len());
         self.scalar(HEADER)
     }
 
     fn serialize_bytes(self, v: &[u8]) -> Result<(), Never> {
-        self.heap += v.len();
+        self.heap += allocation(v.len());
         self.scalar(HEADER)
     }
 
@@ -318,6 +369,7 @@ impl<'a> ser::Serializer for &'a mut Walk {
         Ok(SeqWalk {
             walk: self,
             prev: None,
+            bytes: 0,
         })
     }
 
@@ -363,10 +415,12 @@ impl<'a> ser::Serializer for &'a mut Walk {
     }
 }
 
-/// A list: its elements live on the heap, each its inline size.
+/// A list: its elements live in one heap block, each its inline size.
 struct SeqWalk<'a> {
     walk: &'a mut Walk,
     prev: Option<Probe>,
+    /// The inline sizes of the elements so far.
+    bytes: usize,
 }
 
 impl ser::SerializeSeq for SeqWalk<'_> {
@@ -375,12 +429,13 @@ impl ser::SerializeSeq for SeqWalk<'_> {
 
     fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Never> {
         let probe = self.walk.probe(value);
-        self.walk.heap += probe.inline_size(self.prev.as_ref(), std::any::type_name::<T>());
+        self.bytes += probe.inline_size(self.prev.as_ref(), std::any::type_name::<T>());
         self.prev = Some(probe);
         Ok(())
     }
 
     fn end(self) -> Result<(), Never> {
+        self.walk.heap += allocation(self.bytes);
         Ok(())
     }
 }
@@ -391,6 +446,9 @@ struct Inline<'a>(&'a mut Walk);
 
 impl Inline<'_> {
     fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Never> {
+        if self.0.constant(value) {
+            return Ok(());
+        }
         self.0.field(key, value);
         value.serialize(&mut *self.0)
     }
@@ -627,33 +685,86 @@ mod tests {
     use super::*;
 
     #[test]
-    fn strings_lists_and_maps_count_their_heap() {
+    fn a_block_costs_its_glibc_chunk() {
+        // Nothing asked, nothing taken: an empty String or Vec.
+        assert_eq!(allocation(0), 0);
+        // 1 + 8 = 9, up to 16, then the 32-byte minimum.
+        assert_eq!(allocation(1), 32);
+        // A 5-byte label key: 13 → 16 → 32.
+        assert_eq!(allocation(5), 32);
+        // 24 + 8 = 32 exactly: the largest request of the smallest chunk.
+        assert_eq!(allocation(24), 32);
+        // 25 + 8 = 33 → 48.
+        assert_eq!(allocation(25), 48);
+        assert_eq!(allocation(40), 48);
+        // A B-tree leaf of String keys and values: 16 + 11 · 48 = 544,
+        // + 8 = 552 → 560.
+        assert_eq!(allocation(544), 560);
+        assert_eq!(allocation(1000), 1008);
+        for n in 1..4096 {
+            let c = allocation(n);
+            assert!(c >= n + 8 && c < n + 8 + 16 || c == 32, "{n} → {c}");
+            assert_eq!(c % 16, 0, "{n} → {c}");
+        }
+    }
+
+    #[test]
+    fn strings_lists_and_maps_count_their_blocks() {
+        // The Arc block: 16 bytes of counts + a 24-byte Vec header = 40,
+        // + 8 → 48. An empty list owns no block.
         let empty: Vec<String> = Vec::new();
         let base = estimate(&empty);
-        assert_eq!(base, (16 + 24) as u64);
+        assert_eq!(base, 48);
+        // The list's block (one 24-byte String: 32) and the string's (4
+        // bytes: 32).
         let one = vec!["abcd".to_owned()];
-        assert_eq!(estimate(&one), base + 24 + 4);
-        // Struct elements: the stride of two neighbours is their size.
+        assert_eq!(estimate(&one), base + 32 + 32);
+        // An empty string in a list: the list's block, none for the string.
+        assert_eq!(estimate(&vec![String::new()]), base + 32);
+        // Struct elements: the stride of two neighbours is their size
+        // (String 24 + Option<u64> 16 + [u64; 4] 32 = 72).
         #[derive(Serialize)]
         struct E {
             a: String,
             b: Option<u64>,
             c: [u64; 4],
         }
+        assert_eq!(size_of::<E>(), 72);
         let e = |a: &str| E {
             a: a.to_owned(),
             b: None,
             c: [0; 4],
         };
+        // Two: one block of 144 (+ 8 → 160) and the strings "x" and "yz"
+        // (32 each).
         let two = vec![e("x"), e("yz")];
-        assert_eq!(estimate(&two), base + 2 * size_of::<E>() as u64 + 3);
+        assert_eq!(estimate(&two), base + 160 + 2 * 32);
+        // One, its size learned from the lists of two: 72 + 8 → 80.
         let one = vec![e("x")];
-        assert_eq!(estimate(&one), base + size_of::<E>() as u64 + 1, "learned");
+        assert_eq!(estimate(&one), base + 80 + 32, "learned");
+        // A map of one entry: the Arc block (16 + 24 → 48), the strings
+        // "a" and "bc" (32 each) and one leaf of 11 String pairs (544 →
+        // 560).
         let map: std::collections::BTreeMap<String, String> =
             [("a".to_owned(), "bc".to_owned())].into();
-        assert_eq!(estimate(&map), (16 + 24 + 3 + 16 + 11 * 48) as u64);
+        assert_eq!(estimate(&map), 48 + 2 * 32 + 560);
         assert_eq!(btree_bytes(0, 48), 0);
         assert!(btree_bytes(100, 48) > 100 * 48, "nodes are not full");
+    }
+
+    #[test]
+    fn a_config_map_counts_every_block() {
+        use kubeset_client::api::core::v1::ConfigMap;
+        let empty = ConfigMap::default();
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some("web".to_owned());
+        cm.data = Some([("k".to_owned(), "v".repeat(100))].into());
+        // Beyond the empty one: the name (3 → 32), the key (1 → 32), the
+        // value (100 + 8 → 112) and one leaf of 11 String pairs (560).
+        assert_eq!(estimate(&cm), estimate(&empty) + 32 + 32 + 112 + 560);
+        // The empty one is its Arc block alone: every field unset.
+        let block = (16 + size_of::<ConfigMap>() + 8).next_multiple_of(16);
+        assert_eq!(estimate(&empty), block as u64);
     }
 
     #[test]

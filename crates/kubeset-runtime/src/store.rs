@@ -532,10 +532,11 @@ impl<K: Resource + 'static> Default for Writer<K> {
 type Applied<K> = Result<Event<Arc<K>>, (MemoryBudgetExceeded, Event<Arc<K>>)>;
 
 /// The table slot of an entry, at hashbrown's largest load (7/8), and
-/// the key's strings.
+/// the key's strings (a block each, see [`memory::allocation`]).
 fn entry_bytes<K>(key: &ObjectKey) -> u64 {
     let slot = std::mem::size_of::<(ObjectKey, Slot<K>)>() + 1;
-    let strings = key.name.len() + key.namespace.as_ref().map_or(0, String::len);
+    let block = |s: &String| memory::allocation(s.len());
+    let strings = block(&key.name) + key.namespace.as_ref().map_or(0, block);
     (slot * 8 / 7 + strings) as u64
 }
 
