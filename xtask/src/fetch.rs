@@ -117,6 +117,14 @@ pub fn pin(version: &str, specs_root: &Path) -> Result<(), Error> {
          # Written by `cargo xtask pin-specs {version}`; checked by `cargo xtask codegen`\n\
          # and `cargo xtask fetch-specs {version}`.\n"
     );
+    if let Ok(patch) = std::fs::read_to_string(dir.join(GO_PROXY_MARKER)) {
+        text.push_str(&format!(
+            "# Assembled by `cargo xtask fetch-specs {version} --go-proxy` from the Go modules of:\n{GO_PROXY_PIN}{}\n",
+            patch.trim()
+        ));
+    } else if let Some(patch) = pinned_patch(version) {
+        text.push_str(&format!("{GO_PROXY_PIN}{patch}\n"));
+    }
     for file in &files {
         let bytes = std::fs::read(dir.join(file))?;
         text.push_str(&format!("{}  {file}\n", sha256_hex(&bytes)));
@@ -190,6 +198,262 @@ fn fetch_from(base: &str, version: &str, specs_root: &Path) -> Result<(), Error>
         std::fs::write(&target, &out.stdout)?;
     }
     eprintln!("{total} files of {version} in {}", dir.display());
+    Ok(())
+}
+
+/// The Go modules that hold a release's specs: `k8s.io/kubernetes` (the
+/// OpenAPI documents under `api/openapi-spec/`) and the staging modules
+/// whose `generated.proto` files the protobuf codecs read.
+const GO_MODULES: &[&str] = &[
+    "k8s.io/api",
+    "k8s.io/apimachinery",
+    "k8s.io/apiextensions-apiserver",
+    "k8s.io/kube-aggregator",
+];
+
+/// The comment of a pin file naming the patch release its files come
+/// from on the Go module proxy: `# go-proxy: v1.36.3`.
+const GO_PROXY_PIN: &str = "# go-proxy: ";
+
+/// Marker file `fetch-specs --go-proxy` leaves in the release directory
+/// (neither `.json` nor `.proto`, so not a spec file): the patch release,
+/// which `pin-specs` records as [`GO_PROXY_PIN`].
+const GO_PROXY_MARKER: &str = "go-proxy-version";
+
+/// The patch release a pin file names (`# go-proxy: v1.36.3`), if any.
+fn pinned_patch(version: &str) -> Option<String> {
+    let text = std::fs::read_to_string(pin_file(version)).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(GO_PROXY_PIN))
+        .map(|v| v.trim().to_owned())
+}
+
+/// `v1.36` or `v1.36.3` → (`v1.36`, the patch release if given).
+fn split_version(version: &str) -> Result<(String, Option<String>), Error> {
+    let parts: Vec<&str> = version
+        .strip_prefix("v1.")
+        .ok_or("version must look like v1.36 or v1.36.3")?
+        .split('.')
+        .collect();
+    if parts.is_empty() || parts.len() > 2 || parts.iter().any(|p| p.parse::<u32>().is_err()) {
+        return Err(format!("version {version} must look like v1.36 or v1.36.3").into());
+    }
+    let minor = format!("v1.{}", parts[0]);
+    Ok((minor, (parts.len() == 2).then(|| version.to_owned())))
+}
+
+/// `go mod download -json` of `k8s.io/kubernetes@<patch>` and the staging
+/// modules (`v0.NN.P`): each module's directory in the module cache.
+fn go_download(patch: &str) -> Result<Vec<(String, PathBuf)>, Error> {
+    let staging = format!("v0.{}", patch.strip_prefix("v1.").unwrap_or(patch));
+    let mut wanted = vec![format!("k8s.io/kubernetes@{patch}")];
+    wanted.extend(GO_MODULES.iter().map(|m| format!("{m}@{staging}")));
+    eprintln!("go mod download -json {}", wanted.join(" "));
+    // Outside any Go module (the workspace holds some under tests/).
+    let out = Command::new("go")
+        .args(["mod", "download", "-json"])
+        .args(&wanted)
+        .current_dir(std::env::temp_dir())
+        .output()
+        .map_err(|e| format!("cannot run go: {e}"))?;
+    let mut dirs = Vec::new();
+    for value in serde_json::Deserializer::from_slice(&out.stdout).into_iter::<serde_json::Value>()
+    {
+        let value = value?;
+        let path = value["Path"].as_str().unwrap_or_default().to_owned();
+        if let Some(err) = value["Error"].as_str() {
+            return Err(format!("go mod download {path}: {err}").into());
+        }
+        let dir = value["Dir"]
+            .as_str()
+            .ok_or_else(|| format!("go mod download {path}: no Dir"))?;
+        dirs.push((path, PathBuf::from(dir)));
+    }
+    if !out.status.success() || dirs.len() != wanted.len() {
+        return Err(format!(
+            "go mod download failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+        .into());
+    }
+    Ok(dirs)
+}
+
+/// A release's spec files in our layout (path → bytes) from the modules'
+/// directories: `k8s.io/kubernetes`'s `api/openapi-spec/swagger.json` and
+/// its `v3/api__v1_openapi.json` / `v3/apis__<group>__<version>_openapi.json`
+/// (not the group or root documents), and every `generated.proto` of the
+/// staging modules as `proto/<module>/<path>`.
+fn assemble(modules: &[(String, PathBuf)]) -> Result<BTreeMap<String, Vec<u8>>, Error> {
+    let mut files = BTreeMap::new();
+    for (module, dir) in modules {
+        if module == "k8s.io/kubernetes" {
+            let spec = dir.join("api/openapi-spec");
+            files.insert(
+                "swagger.json".to_owned(),
+                std::fs::read(spec.join("swagger.json"))?,
+            );
+            for entry in std::fs::read_dir(spec.join("v3"))? {
+                let path = entry?.path();
+                let name = path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or_default();
+                if let Some(local) = local_v3_path(name) {
+                    files.insert(local, std::fs::read(&path)?);
+                }
+            }
+        } else {
+            for rel in proto_files(dir)? {
+                files.insert(
+                    format!("proto/{module}/{rel}"),
+                    std::fs::read(dir.join(&rel))?,
+                );
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// `apis__apps__v1_openapi.json` → `openapi-v3/apis/apps/v1.json`;
+/// `api__v1_openapi.json` → `openapi-v3/api/v1.json`; a group's or the
+/// root's document (`apis__apps_openapi.json`, `version_openapi.json`) →
+/// `None`.
+fn local_v3_path(name: &str) -> Option<String> {
+    let parts: Vec<&str> = name.strip_suffix("_openapi.json")?.split("__").collect();
+    match parts.as_slice() {
+        ["api", "v1"] | ["apis", _, _] => Some(format!("openapi-v3/{}.json", parts.join("/"))),
+        _ => None,
+    }
+}
+
+/// Every `generated.proto` below a module directory, relative to it.
+fn proto_files(dir: &Path) -> Result<Vec<String>, Error> {
+    fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                walk(&path, base, out)?;
+            } else if path.file_name().is_some_and(|n| n == "generated.proto")
+                && let Ok(rel) = path.strip_prefix(base)
+            {
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+/// Checks assembled files against a version's pins: the same set of
+/// paths, each with its pinned sha256.
+fn check_pins(
+    files: &BTreeMap<String, Vec<u8>>,
+    pins: &BTreeMap<String, String>,
+    version: &str,
+) -> Result<(), Error> {
+    if let Some(extra) = files.keys().find(|f| !pins.contains_key(*f)) {
+        return Err(format!("{extra} is not pinned in {}", pin_file(version).display()).into());
+    }
+    for (file, want) in pins {
+        let bytes = files
+            .get(file)
+            .ok_or_else(|| format!("pinned file {file} is not in the Go modules"))?;
+        let got = sha256_hex(bytes);
+        if &got != want {
+            return Err(format!("{file}: sha256 {got}, pinned {want}").into());
+        }
+    }
+    Ok(())
+}
+
+/// `cargo xtask fetch-specs <version> --go-proxy`: assembles
+/// `<dest>/kubernetes/v1.NN/` from the Go modules of the release (the
+/// patch pinned in the pin file's `# go-proxy:` line, or `v1.NN.P` given)
+/// and checks every file against the pins (an unpinned version is written
+/// for `pin-specs` to pin). Beside it, `<dest>` gets links to the other
+/// releases of `source_root` and to its `../crds`, so that `<dest>` is a
+/// whole spec root (`KUBESET_SPECS=<dest>`).
+pub fn run_go_proxy(version: &str, dest: &Path, source_root: &Path) -> Result<(), Error> {
+    let (minor, given) = split_version(version)?;
+    let patch = given.or_else(|| pinned_patch(&minor)).ok_or_else(|| {
+        format!(
+            "{} names no `{GO_PROXY_PIN}v1.NN.P`: give the patch release (fetch-specs {minor}.P --go-proxy)",
+            pin_file(&minor).display()
+        )
+    })?;
+    let files = assemble(&go_download(&patch)?)?;
+    let pinned = pin_file(&minor).exists();
+    if pinned {
+        check_pins(&files, &read_pins(&minor)?, &minor)?;
+    }
+    write_release(&files, &dest.join("kubernetes").join(&minor), &patch)?;
+    link_siblings(dest, source_root, &minor)?;
+    if !pinned {
+        eprintln!(
+            "{minor} is not pinned: review, then `cargo xtask pin-specs {minor} --specs {}`",
+            dest.display()
+        );
+    }
+    Ok(())
+}
+
+/// Replaces `dir` with `files` and the [`GO_PROXY_MARKER`].
+fn write_release(files: &BTreeMap<String, Vec<u8>>, dir: &Path, patch: &str) -> Result<(), Error> {
+    if dir.symlink_metadata().is_ok() {
+        if dir.is_symlink() {
+            std::fs::remove_file(dir)?;
+        } else {
+            std::fs::remove_dir_all(dir)?;
+        }
+    }
+    for (file, bytes) in files {
+        let target = dir.join(file);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&target, bytes)?;
+    }
+    std::fs::write(dir.join(GO_PROXY_MARKER), format!("{patch}\n"))?;
+    eprintln!("{} files of {patch} in {}", files.len(), dir.display());
+    Ok(())
+}
+
+/// Links `<dest>/kubernetes/<v>` to every other release directory of
+/// `source_root` and `<dest>/../crds` to `<source_root>/../crds`, where
+/// `dest` lacks them (nothing when both are the same folder).
+fn link_siblings(dest: &Path, source_root: &Path, fetched: &str) -> Result<(), Error> {
+    let (Ok(dest), Ok(source)) = (dest.canonicalize(), source_root.canonicalize()) else {
+        return Ok(());
+    };
+    if dest == source {
+        return Ok(());
+    }
+    let mut links = Vec::new();
+    for entry in std::fs::read_dir(source.join("kubernetes"))
+        .into_iter()
+        .flatten()
+    {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name != fetched && entry.path().is_dir() {
+            links.push((entry.path(), dest.join("kubernetes").join(&name)));
+        }
+    }
+    if let (Some(crds), Some(parent)) = (source.parent().map(|p| p.join("crds")), dest.parent())
+        && crds.is_dir()
+    {
+        links.push((crds, parent.join("crds")));
+    }
+    for (target, link) in links {
+        if link.symlink_metadata().is_err() {
+            std::os::unix::fs::symlink(&target, &link)?;
+            eprintln!("{} -> {}", link.display(), target.display());
+        }
+    }
     Ok(())
 }
 
@@ -339,5 +603,133 @@ mod tests {
         assert!(err.contains("download of http://127.0.0.1:"), "{err}");
         assert!(err.contains("404"), "{err}");
         let _ = std::fs::remove_dir_all(&dest);
+    }
+
+    #[test]
+    fn v3_documents_map_to_our_layout_and_group_documents_are_skipped() {
+        assert_eq!(
+            local_v3_path("apis__apps__v1_openapi.json").as_deref(),
+            Some("openapi-v3/apis/apps/v1.json")
+        );
+        assert_eq!(
+            local_v3_path("api__v1_openapi.json").as_deref(),
+            Some("openapi-v3/api/v1.json")
+        );
+        for skipped in [
+            "apis__apps_openapi.json",
+            "api_openapi.json",
+            "apis_openapi.json",
+            "version_openapi.json",
+            "openid__v1__jwks_openapi.json",
+            "swagger.json",
+        ] {
+            assert_eq!(local_v3_path(skipped), None, "{skipped}");
+        }
+        // Each local path maps back to the upstream file it came from.
+        assert_eq!(
+            upstream_path("openapi-v3/apis/apps/v1.json").as_deref(),
+            Some("api/openapi-spec/v3/apis__apps__v1_openapi.json")
+        );
+    }
+
+    #[test]
+    fn versions_name_a_minor_and_maybe_a_patch() {
+        assert_eq!(split_version("v1.36").unwrap(), ("v1.36".into(), None));
+        assert_eq!(
+            split_version("v1.36.3").unwrap(),
+            ("v1.36".into(), Some("v1.36.3".into()))
+        );
+        for bad in ["1.36", "v1.", "v1.36.x", "v1.36.3.1", "v2.0"] {
+            assert!(split_version(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// Module directories laid out as the Go module cache holds them
+    /// (`k8s.io/kubernetes`'s `api/openapi-spec/`, the staging modules'
+    /// `generated.proto`), from the shared v1.35 specs, with the documents
+    /// and files `assemble` must leave out.
+    fn module_dirs(root: &Path) -> Vec<(String, PathBuf)> {
+        let src = shared_v135();
+        let k8s = root.join("kubernetes");
+        let v3 = k8s.join("api/openapi-spec/v3");
+        std::fs::create_dir_all(&v3).unwrap();
+        std::fs::copy(
+            src.join("swagger.json"),
+            k8s.join("api/openapi-spec/swagger.json"),
+        )
+        .unwrap();
+        let mut modules = vec![("k8s.io/kubernetes".to_owned(), k8s.clone())];
+        for file in spec_files(&src).unwrap() {
+            if let Some(up) = upstream_path(&file).filter(|_| file.starts_with("openapi-v3/")) {
+                std::fs::copy(src.join(&file), k8s.join(up)).unwrap();
+            }
+        }
+        std::fs::write(v3.join("apis__apps_openapi.json"), "{}").unwrap();
+        std::fs::write(v3.join("version_openapi.json"), "{}").unwrap();
+        for module in GO_MODULES {
+            let dir = root.join(module.trim_start_matches("k8s.io/"));
+            let from = src.join("proto").join(module);
+            for rel in proto_files(&from).unwrap() {
+                let to = dir.join(&rel);
+                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                std::fs::copy(from.join(&rel), &to).unwrap();
+            }
+            std::fs::write(dir.join("other.proto"), "syntax = \"proto2\";").unwrap();
+            modules.push(((*module).to_owned(), dir));
+        }
+        modules
+    }
+
+    #[test]
+    fn go_modules_assemble_into_the_pinned_release() {
+        let root = std::env::temp_dir().join(format!("kubeset-gomod-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let modules = module_dirs(&root);
+        let mut files = assemble(&modules).unwrap();
+        let pins = read_pins("v1.35").unwrap();
+        check_pins(&files, &pins, "v1.35").unwrap();
+        // Written out, the release directory is exactly what the pins say.
+        let dest = root.join("out");
+        write_release(&files, &dest.join("kubernetes/v1.35"), "v1.35.0").unwrap();
+        verify("v1.35", &dest.join("kubernetes/v1.35")).unwrap();
+        // A changed byte, a missing file or an extra one is refused.
+        files
+            .get_mut("openapi-v3/apis/apps/v1.json")
+            .unwrap()
+            .push(b' ');
+        let err = check_pins(&files, &pins, "v1.35").unwrap_err().to_string();
+        assert!(
+            err.contains("openapi-v3/apis/apps/v1.json: sha256"),
+            "{err}"
+        );
+        files.remove("openapi-v3/apis/apps/v1.json");
+        let err = check_pins(&files, &pins, "v1.35").unwrap_err().to_string();
+        assert!(err.contains("is not in the Go modules"), "{err}");
+        files.insert("proto/k8s.io/api/x/v1/generated.proto".into(), Vec::new());
+        let err = check_pins(&files, &pins, "v1.35").unwrap_err().to_string();
+        assert!(err.contains("is not pinned"), "{err}");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn the_fetched_release_sits_beside_links_to_the_others() {
+        let root = std::env::temp_dir().join(format!("kubeset-links-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let source = root.join("shared/specs");
+        for v in ["v1.1", "v1.2"] {
+            std::fs::create_dir_all(source.join("kubernetes").join(v)).unwrap();
+        }
+        std::fs::create_dir_all(root.join("shared/crds")).unwrap();
+        let dest = root.join("target/specs");
+        let files = BTreeMap::from([("swagger.json".to_owned(), b"{}".to_vec())]);
+        write_release(&files, &dest.join("kubernetes/v1.2"), "v1.2.0").unwrap();
+        link_siblings(&dest, &source, "v1.2").unwrap();
+        let v1 = dest.join("kubernetes/v1.1");
+        assert!(v1.is_symlink() && v1.is_dir());
+        assert!(!dest.join("kubernetes/v1.2").is_symlink());
+        assert!(root.join("target/crds").is_symlink());
+        // Again: nothing changes, nothing fails.
+        link_siblings(&dest, &source, "v1.2").unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -18,6 +18,10 @@
 //!   `specs/kubernetes-<version>.sha256` from a spec directory.
 //! - `cargo xtask fetch-specs <version> [--dest DIR]`: download a release's
 //!   pinned specs from upstream and check their sha256.
+//! - `cargo xtask fetch-specs <version> --go-proxy [--dest DIR]`: assemble
+//!   them from the release's Go modules (`go mod download`) into `DIR`
+//!   (default `target/specs`), check their sha256, and link the spec
+//!   root's other releases beside them (`KUBESET_SPECS=DIR` then sees all).
 //! - `cargo xtask go-values`: write `specs/kubernetes-<version>.go-values`
 //!   (which protobuf fields are Go values) from Go's types; see
 //!   [`go_values`].
@@ -61,7 +65,7 @@ fn usage() -> ExitCode {
          cargo xtask codegen-compat [--specs DIR]\n       \
          cargo xtask fixtures [--specs DIR]\n       \
          cargo xtask pin-specs <version> [--specs DIR]\n       \
-         cargo xtask fetch-specs <version> [--dest DIR]\n       \
+         cargo xtask fetch-specs <version> [--go-proxy] [--dest DIR]\n       \
          cargo xtask go-values\n       \
          cargo xtask bench [--quick] [--only codec,watch,roundtrip,failover,memory,build,admission,cli-size]\n       \
          cargo xtask public-api [--bless]\n       \
@@ -76,6 +80,7 @@ fn main() -> ExitCode {
     let mut quick = false;
     let mut bless = false;
     let mut smoke = false;
+    let mut go_proxy = false;
     let mut seconds = None;
     let mut specs = None;
     let mut dest = None;
@@ -88,6 +93,7 @@ fn main() -> ExitCode {
             "--quick" => quick = true,
             "--bless" => bless = true,
             "--smoke" => smoke = true,
+            "--go-proxy" => go_proxy = true,
             "--seconds" => match it.next().and_then(|v| v.parse().ok()) {
                 Some(v) => seconds = Some(v),
                 None => return usage(),
@@ -127,6 +133,11 @@ fn main() -> ExitCode {
             None => return usage(),
         },
         Some("fetch-specs") => match positional.get(1) {
+            Some(version) if go_proxy => fetch::run_go_proxy(
+                version,
+                &dest.unwrap_or_else(|| workspace_root().join("target/specs")),
+                &specs_root(specs),
+            ),
             Some(version) => fetch::run(version, dest.unwrap_or_else(|| specs_root(specs))),
             None => return usage(),
         },
