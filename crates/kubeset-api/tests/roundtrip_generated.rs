@@ -7,6 +7,24 @@ mod common;
 
 #[cfg(feature = "admissionregistration-v1")]
 #[test]
+fn admissionregistration_v1_mutating_admission_policy() {
+    common::round_trip::<kubeset_api::api::admissionregistration::v1::MutatingAdmissionPolicy>(
+        include_str!("fixtures/generated/admissionregistration-v1/mutating_admission_policy.json"),
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1")]
+#[test]
+fn admissionregistration_v1_mutating_admission_policy_binding() {
+    common::round_trip::<kubeset_api::api::admissionregistration::v1::MutatingAdmissionPolicyBinding>(
+        include_str!(
+            "fixtures/generated/admissionregistration-v1/mutating_admission_policy_binding.json"
+        ),
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1")]
+#[test]
 fn admissionregistration_v1_mutating_webhook_configuration() {
     common::round_trip::<kubeset_api::api::admissionregistration::v1::MutatingWebhookConfiguration>(
         include_str!(
@@ -581,6 +599,14 @@ fn resource_v1alpha3_device_taint_rule() {
     ));
 }
 
+#[cfg(feature = "resource-v1alpha3")]
+#[test]
+fn resource_v1alpha3_resource_pool_status_request() {
+    common::round_trip::<kubeset_api::api::resource::v1alpha3::ResourcePoolStatusRequest>(
+        include_str!("fixtures/generated/resource-v1alpha3/resource_pool_status_request.json"),
+    );
+}
+
 #[cfg(feature = "resource-v1beta1")]
 #[test]
 fn resource_v1beta1_device_class() {
@@ -623,6 +649,14 @@ fn resource_v1beta2_device_class() {
 
 #[cfg(feature = "resource-v1beta2")]
 #[test]
+fn resource_v1beta2_device_taint_rule() {
+    common::round_trip::<kubeset_api::api::resource::v1beta2::DeviceTaintRule>(include_str!(
+        "fixtures/generated/resource-v1beta2/device_taint_rule.json"
+    ));
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
 fn resource_v1beta2_resource_claim() {
     common::round_trip::<kubeset_api::api::resource::v1beta2::ResourceClaim>(include_str!(
         "fixtures/generated/resource-v1beta2/resource_claim.json"
@@ -653,11 +687,19 @@ fn scheduling_v1_priority_class() {
     ));
 }
 
-#[cfg(feature = "scheduling-v1alpha1")]
+#[cfg(feature = "scheduling-v1alpha2")]
 #[test]
-fn scheduling_v1alpha1_workload() {
-    common::round_trip::<kubeset_api::api::scheduling::v1alpha1::Workload>(include_str!(
-        "fixtures/generated/scheduling-v1alpha1/workload.json"
+fn scheduling_v1alpha2_pod_group() {
+    common::round_trip::<kubeset_api::api::scheduling::v1alpha2::PodGroup>(include_str!(
+        "fixtures/generated/scheduling-v1alpha2/pod_group.json"
+    ));
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_workload() {
+    common::round_trip::<kubeset_api::api::scheduling::v1alpha2::Workload>(include_str!(
+        "fixtures/generated/scheduling-v1alpha2/workload.json"
     ));
 }
 
