@@ -319,6 +319,10 @@ const fn schema_of<T: JsonSchema>() -> Compiled {
 /// only older versions serve is in under them.
 #[rustfmt::skip]
 const BUILTIN: &[(&str, &str, Compiled)] = &[
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    ("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy", schema_of::<kubeset_api::api::admissionregistration::v1::MutatingAdmissionPolicy>()),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    ("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding", schema_of::<kubeset_api::api::admissionregistration::v1::MutatingAdmissionPolicyBinding>()),
     ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", schema_of::<kubeset_api::api::admissionregistration::v1::MutatingWebhookConfiguration>()),
     ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", schema_of::<kubeset_api::api::admissionregistration::v1::ValidatingAdmissionPolicy>()),
     ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", schema_of::<kubeset_api::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>()),
@@ -395,6 +399,8 @@ const BUILTIN: &[(&str, &str, Compiled)] = &[
     ("resource.k8s.io/v1alpha3", "ResourceClaim", schema_of::<kubeset_api::api::resource::v1alpha3::ResourceClaim>()),
     #[cfg(feature = "v1_33")]
     ("resource.k8s.io/v1alpha3", "ResourceClaimTemplate", schema_of::<kubeset_api::api::resource::v1alpha3::ResourceClaimTemplate>()),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    ("resource.k8s.io/v1alpha3", "ResourcePoolStatusRequest", schema_of::<kubeset_api::api::resource::v1alpha3::ResourcePoolStatusRequest>()),
     #[cfg(feature = "v1_33")]
     ("resource.k8s.io/v1alpha3", "ResourceSlice", schema_of::<kubeset_api::api::resource::v1alpha3::ResourceSlice>()),
     ("resource.k8s.io/v1beta1", "DeviceClass", schema_of::<kubeset_api::api::resource::v1beta1::DeviceClass>()),
@@ -402,12 +408,18 @@ const BUILTIN: &[(&str, &str, Compiled)] = &[
     ("resource.k8s.io/v1beta1", "ResourceClaimTemplate", schema_of::<kubeset_api::api::resource::v1beta1::ResourceClaimTemplate>()),
     ("resource.k8s.io/v1beta1", "ResourceSlice", schema_of::<kubeset_api::api::resource::v1beta1::ResourceSlice>()),
     ("resource.k8s.io/v1beta2", "DeviceClass", schema_of::<kubeset_api::api::resource::v1beta2::DeviceClass>()),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    ("resource.k8s.io/v1beta2", "DeviceTaintRule", schema_of::<kubeset_api::api::resource::v1beta2::DeviceTaintRule>()),
     ("resource.k8s.io/v1beta2", "ResourceClaim", schema_of::<kubeset_api::api::resource::v1beta2::ResourceClaim>()),
     ("resource.k8s.io/v1beta2", "ResourceClaimTemplate", schema_of::<kubeset_api::api::resource::v1beta2::ResourceClaimTemplate>()),
     ("resource.k8s.io/v1beta2", "ResourceSlice", schema_of::<kubeset_api::api::resource::v1beta2::ResourceSlice>()),
     ("scheduling.k8s.io/v1", "PriorityClass", schema_of::<kubeset_api::api::scheduling::v1::PriorityClass>()),
-    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+    #[cfg(feature = "v1_35")]
     ("scheduling.k8s.io/v1alpha1", "Workload", schema_of::<kubeset_api::api::scheduling::v1alpha1::Workload>()),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    ("scheduling.k8s.io/v1alpha2", "PodGroup", schema_of::<kubeset_api::api::scheduling::v1alpha2::PodGroup>()),
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    ("scheduling.k8s.io/v1alpha2", "Workload", schema_of::<kubeset_api::api::scheduling::v1alpha2::Workload>()),
     ("storage.k8s.io/v1", "CSIDriver", schema_of::<kubeset_api::api::storage::v1::CSIDriver>()),
     ("storage.k8s.io/v1", "CSINode", schema_of::<kubeset_api::api::storage::v1::CSINode>()),
     ("storage.k8s.io/v1", "CSIStorageCapacity", schema_of::<kubeset_api::api::storage::v1::CSIStorageCapacity>()),

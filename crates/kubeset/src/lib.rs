@@ -108,7 +108,7 @@
 //! | `aws-lc-rs`, `openssl-tls`, `webpki-roots` | accepted, not yet implemented: TLS is rustls with ring and the kubeconfig's CA |
 //! | `admission` | always: [`core::admission`] (kube-rs's `kube::core::admission` types); the typed webhook server is `runtime::webhook` (feature `webhook`) |
 //! | `kubelet-debug`, `cel`, `hyper-util-tracing` | accepted, not yet implemented: no kubelet debug API, no CEL validation, no hyper tracing |
-//! | `v1_33`, `v1_34`, `v1_35`, `earliest`, `latest`, `v1_36` (k8s-openapi) | `earliest` is `v1_33`, `latest` is `v1_35`: the Kubernetes version of the models, and the default group-versions (`api-default`): a kind, field, clientset method or discovery row the version lacks is absent ([`KUBERNETES_VERSION`] names the selected one); none is the newest, v1.35; two are a compile error naming both, as k8s-openapi. `v1_36` is a compile error: v1.36's spec is not in this build's spec set |
+//! | `v1_33`, `v1_34`, `v1_35`, `v1_36`, `earliest`, `latest` (k8s-openapi) | `earliest` is `v1_33`, `latest` is `v1_36`: the Kubernetes version of the models, and the default group-versions (`api-default`): a kind, field, clientset method or discovery row the version lacks is absent ([`KUBERNETES_VERSION`] names the selected one); none is the newest, v1.36; two are a compile error naming both, as k8s-openapi |
 //!
 //! # Porting from kube-rs and k8s-openapi
 //!
@@ -208,12 +208,6 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use kubeset_client::*;
-
-// k8s-openapi's `v1_36` names a version whose spec this build lacks.
-#[cfg(feature = "v1_36")]
-compile_error!(
-    "kubeset: feature `v1_36`: v1.36's spec is not in this build's spec set (the models cover v1.33 to v1.35: use `v1_35` or `latest`)"
-);
 
 #[cfg(feature = "runtime-core")]
 #[cfg_attr(docsrs, doc(cfg(feature = "runtime-core")))]
