@@ -4,7 +4,11 @@
 //! which version has what (see [`crate::versions`]).
 //!
 //! No property changes type between the merged versions (checked: the
-//! merge refuses a property whose schema differs in type).
+//! merge refuses a property whose schema differs in type). Whether a
+//! property is required does change (v1.36 requires `CronJob.spec` and no
+//! longer `TokenRequest.spec`): the merged one is required only where
+//! every version that has it requires it, so one Rust type (`T` or
+//! `Option<T>`) decodes every selected version's objects.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -75,6 +79,7 @@ pub fn merge(inputs: Vec<(String, Input)>) -> Result<Input, CodegenError> {
         let mut every: Vec<(&String, &Input)> = older.iter().map(|(v, i)| (v, i)).collect();
         every.push((all.last().expect("one version"), &newest));
         record(&mut versions, &out, &every);
+        loosen_required(&mut out, &every);
     }
     out.versions = versions;
     Ok(out)
@@ -100,6 +105,23 @@ fn add_properties(name: &str, merged: &mut Schema, older: &Schema) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// Keeps a property of `merged` required only where every version that
+/// has the property requires it.
+fn loosen_required(merged: &mut Input, every: &[(&String, &Input)]) {
+    for (name, schema) in &mut merged.definitions {
+        let versions: Vec<&Schema> = every
+            .iter()
+            .filter_map(|(_, i)| i.definitions.get(name))
+            .collect();
+        schema.required.retain(|prop| {
+            versions
+                .iter()
+                .filter(|s| s.properties.contains_key(prop))
+                .all(|s| s.required.contains(prop))
+        });
+    }
 }
 
 /// Fills the version sets of `merged`'s items from `every` version's input.
@@ -167,6 +189,24 @@ mod tests {
         assert_eq!(v.field("A", "y").unwrap().list(), "v1.2");
         assert_eq!(v.field("A", "gone").unwrap().list(), "v1.1");
         assert!(v.field("A", "x").is_none());
+    }
+
+    #[test]
+    fn a_property_is_required_only_where_every_version_requires_it() {
+        let parse = |s: &str| serde_json::from_str::<Schema>(s).unwrap();
+        let props = r#""properties":{"kept":{"type":"string"},"now":{"type":"string"},"dropped":{"type":"string"}}"#;
+        let mut old = Input::default();
+        old.definitions.insert(
+            "A".into(),
+            parse(&format!(r#"{{{props},"required":["kept","dropped"]}}"#)),
+        );
+        let mut new = Input::default();
+        new.definitions.insert(
+            "A".into(),
+            parse(&format!(r#"{{{props},"required":["kept","now"]}}"#)),
+        );
+        let merged = merge(vec![("v1.1".into(), old), ("v1.2".into(), new)]).unwrap();
+        assert_eq!(merged.definitions["A"].required, ["kept"]);
     }
 
     #[test]
