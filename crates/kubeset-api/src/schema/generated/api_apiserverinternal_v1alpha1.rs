@@ -38,17 +38,14 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::ServerStorageVersio
                 Prop {
                     name: "apiServerID",
                     schema: <String as JsonSchema>::json_schema,
-                    required: true,
                     description: Some(
                         "apiServerID is the ID of the reporting API server.",
                     ),
-                    unset_when_absent: true,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "decodableVersions",
                     schema: <Vec<String> as JsonSchema>::json_schema,
-                    required: true,
                     description: Some(
                         "decodableVersions are the encoding versions the API server can handle to decode. The API server can decode objects encoded in these versions. The encodingVersion must be included in the decodableVersions.",
                     ),
@@ -58,11 +55,9 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::ServerStorageVersio
                 Prop {
                     name: "encodingVersion",
                     schema: <String as JsonSchema>::json_schema,
-                    required: true,
                     description: Some(
                         "encodingVersion the API server encodes the object to when persisting it in the backend (e.g., etcd).",
                     ),
-                    unset_when_absent: true,
                     ..Prop::NONE
                 },
                 Prop {
@@ -321,8 +316,6 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersionStatu
                     description: Some(
                         "storageVersions lists the reported versions per API server instance.",
                     ),
-                    list_type: Some("map"),
-                    list_map_keys: &["apiServerID"],
                     reference: <crate::api::apiserverinternal::v1alpha1::ServerStorageVersion as JsonSchema>::DEFINITION,
                     wrap: crate::schema::Wrap::List,
                     ..Prop::NONE

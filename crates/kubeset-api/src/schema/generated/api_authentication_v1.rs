@@ -391,9 +391,7 @@ impl JsonSchema for crate::api::authentication::v1::TokenReviewSpec {
                 Prop {
                     name: "token",
                     schema: <String as JsonSchema>::json_schema,
-                    required: true,
                     description: Some("token is the opaque bearer token."),
-                    unset_when_absent: true,
                     ..Prop::NONE
                 },
             ],

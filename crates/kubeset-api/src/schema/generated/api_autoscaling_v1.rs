@@ -110,7 +110,6 @@ impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscaler {
                 Prop {
                     name: "spec",
                     schema: <crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec as JsonSchema>::json_schema,
-                    required: true,
                     description: Some(
                         "spec defines the behaviour of autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.",
                     ),

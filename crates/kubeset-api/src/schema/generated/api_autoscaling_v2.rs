@@ -430,7 +430,6 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscaler {
                 Prop {
                     name: "spec",
                     schema: <crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec as JsonSchema>::json_schema,
-                    required: true,
                     description: Some(
                         "spec is the specification for the behaviour of the autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.",
                     ),

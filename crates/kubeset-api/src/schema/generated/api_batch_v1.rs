@@ -97,7 +97,6 @@ impl JsonSchema for crate::api::batch::v1::CronJob {
                 Prop {
                     name: "spec",
                     schema: <crate::api::batch::v1::CronJobSpec as JsonSchema>::json_schema,
-                    required: true,
                     description: Some(
                         "Specification of the desired behavior of a cron job, including the schedule. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),

@@ -55,7 +55,6 @@ impl JsonSchema for crate::api::coordination::v1alpha2::LeaseCandidate {
                 Prop {
                     name: "spec",
                     schema: <crate::api::coordination::v1alpha2::LeaseCandidateSpec as JsonSchema>::json_schema,
-                    required: true,
                     description: Some(
                         "spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),

@@ -70,7 +70,6 @@ impl JsonSchema for crate::api::networking::v1beta1::IPAddress {
                 Prop {
                     name: "spec",
                     schema: <crate::api::networking::v1beta1::IPAddressSpec as JsonSchema>::json_schema,
-                    required: true,
                     description: Some(
                         "spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),

@@ -11,7 +11,9 @@ pub struct ValidatingAdmissionPolicyBinding {
     /// metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec defines the desired behavior of the ValidatingAdmissionPolicyBinding.
-    pub spec: crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec,
+    pub spec: Option<
+        crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec,
+    >,
 }
 impl crate::Resource for ValidatingAdmissionPolicyBinding {
     const GROUP: &'static str = "admissionregistration.k8s.io";
@@ -50,7 +52,7 @@ impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyBinding {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
-            1 => self.spec = crate::serde_util::required(map)?,
+            1 => self.spec = map.next_value()?,
             _ => {}
         }
         Ok(())
@@ -66,13 +68,15 @@ impl<'de> serde::Deserialize<'de> for ValidatingAdmissionPolicyBinding {
 impl serde::Serialize for ValidatingAdmissionPolicyBinding {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 4usize;
+        let len = 3usize + usize::from(self.spec.is_some());
         let mut state = serializer
             .serialize_struct("ValidatingAdmissionPolicyBinding", len)?;
         state.serialize_field("apiVersion", "admissionregistration.k8s.io/v1")?;
         state.serialize_field("kind", "ValidatingAdmissionPolicyBinding")?;
         state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
+        }
         state.end()
     }
 }

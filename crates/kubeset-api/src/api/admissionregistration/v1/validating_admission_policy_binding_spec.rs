@@ -9,7 +9,7 @@ pub struct ValidatingAdmissionPolicyBindingSpec {
     /// paramRef specifies the parameter resource used to configure the admission control policy. It should point to a resource of the type specified in ParamKind of the bound ValidatingAdmissionPolicy. If the policy specifies a ParamKind and the resource referred to by ParamRef does not exist, this binding is considered mis-configured and the FailurePolicy of the ValidatingAdmissionPolicy applied. If the policy does not specify a ParamKind then this field is ignored, and the rules are evaluated without a param.
     pub param_ref: Option<crate::api::admissionregistration::v1::ParamRef>,
     /// policyName references a ValidatingAdmissionPolicy name which the ValidatingAdmissionPolicyBinding binds to. If the referenced resource does not exist, this binding is considered invalid and will be ignored Required.
-    pub policy_name: String,
+    pub policy_name: Option<String>,
     /// validationActions declares how Validations of the referenced ValidatingAdmissionPolicy are enforced. If a validation evaluates to false it is always enforced according to these actions.
     ///
     /// Failures defined by the ValidatingAdmissionPolicy's FailurePolicy are enforced according to these actions only if the FailurePolicy is set to Fail, otherwise the failures are ignored. This includes compilation errors, runtime errors and misconfigurations of the policy.
@@ -29,7 +29,7 @@ pub struct ValidatingAdmissionPolicyBindingSpec {
     /// "Deny" and "Warn" may not be used together since this combination needlessly duplicates the validation failure both in the API response body and the HTTP warning headers.
     ///
     /// Required.
-    pub validation_actions: Vec<String>,
+    pub validation_actions: Option<Vec<String>>,
 }
 impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyBindingSpec {
     const NAME: &'static str = "ValidatingAdmissionPolicyBindingSpec";
@@ -57,8 +57,8 @@ impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyBindingSpec {
         match index {
             0 => self.match_resources = map.next_value()?,
             1 => self.param_ref = map.next_value()?,
-            2 => self.policy_name = crate::serde_util::required(map)?,
-            3 => self.validation_actions = crate::serde_util::required_vec(map)?,
+            2 => self.policy_name = map.next_value()?,
+            3 => self.validation_actions = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())
@@ -74,8 +74,10 @@ impl<'de> serde::Deserialize<'de> for ValidatingAdmissionPolicyBindingSpec {
 impl serde::Serialize for ValidatingAdmissionPolicyBindingSpec {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.match_resources.is_some())
-            + usize::from(self.param_ref.is_some());
+        let len = usize::from(self.match_resources.is_some())
+            + usize::from(self.param_ref.is_some())
+            + usize::from(self.policy_name.is_some())
+            + usize::from(self.validation_actions.is_some());
         let mut state = serializer
             .serialize_struct("ValidatingAdmissionPolicyBindingSpec", len)?;
         if let Some(value) = &self.match_resources {
@@ -84,8 +86,12 @@ impl serde::Serialize for ValidatingAdmissionPolicyBindingSpec {
         if let Some(value) = &self.param_ref {
             state.serialize_field("paramRef", value)?;
         }
-        state.serialize_field("policyName", &self.policy_name)?;
-        state.serialize_field("validationActions", &self.validation_actions)?;
+        if let Some(value) = &self.policy_name {
+            state.serialize_field("policyName", value)?;
+        }
+        if let Some(value) = &self.validation_actions {
+            state.serialize_field("validationActions", value)?;
+        }
         state.end()
     }
 }

@@ -5,11 +5,11 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerStorageVersion {
     /// apiServerID is the ID of the reporting API server.
-    pub api_server_id: String,
+    pub api_server_id: Option<String>,
     /// decodableVersions are the encoding versions the API server can handle to decode. The API server can decode objects encoded in these versions. The encodingVersion must be included in the decodableVersions.
-    pub decodable_versions: Vec<String>,
+    pub decodable_versions: Option<Vec<String>>,
     /// encodingVersion the API server encodes the object to when persisting it in the backend (e.g., etcd).
-    pub encoding_version: String,
+    pub encoding_version: Option<String>,
     /// servedVersions lists all versions the API server can serve. DecodableVersions must include all ServedVersions.
     pub served_versions: Option<Vec<String>>,
 }
@@ -37,9 +37,9 @@ impl crate::serde_util::DeStruct for ServerStorageVersion {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.api_server_id = crate::serde_util::required(map)?,
-            1 => self.decodable_versions = crate::serde_util::required_vec(map)?,
-            2 => self.encoding_version = crate::serde_util::required(map)?,
+            0 => self.api_server_id = map.next_value()?,
+            1 => self.decodable_versions = crate::serde_util::optional_vec(map)?,
+            2 => self.encoding_version = map.next_value()?,
             3 => self.served_versions = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
@@ -56,11 +56,20 @@ impl<'de> serde::Deserialize<'de> for ServerStorageVersion {
 impl serde::Serialize for ServerStorageVersion {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.served_versions.is_some());
+        let len = usize::from(self.api_server_id.is_some())
+            + usize::from(self.decodable_versions.is_some())
+            + usize::from(self.encoding_version.is_some())
+            + usize::from(self.served_versions.is_some());
         let mut state = serializer.serialize_struct("ServerStorageVersion", len)?;
-        state.serialize_field("apiServerID", &self.api_server_id)?;
-        state.serialize_field("decodableVersions", &self.decodable_versions)?;
-        state.serialize_field("encodingVersion", &self.encoding_version)?;
+        if let Some(value) = &self.api_server_id {
+            state.serialize_field("apiServerID", value)?;
+        }
+        if let Some(value) = &self.decodable_versions {
+            state.serialize_field("decodableVersions", value)?;
+        }
+        if let Some(value) = &self.encoding_version {
+            state.serialize_field("encodingVersion", value)?;
+        }
         if let Some(value) = &self.served_versions {
             state.serialize_field("servedVersions", value)?;
         }

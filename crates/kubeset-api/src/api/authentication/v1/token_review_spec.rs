@@ -7,7 +7,7 @@ pub struct TokenReviewSpec {
     /// audiences is a list of the identifiers that the resource server presented with the token identifies as. Audience-aware token authenticators will verify that the token was intended for at least one of the audiences in this list. If no audiences are provided, the audience will default to the audience of the Kubernetes apiserver.
     pub audiences: Option<Vec<String>>,
     /// token is the opaque bearer token.
-    pub token: String,
+    pub token: Option<String>,
 }
 impl crate::serde_util::DeStruct for TokenReviewSpec {
     const NAME: &'static str = "TokenReviewSpec";
@@ -27,7 +27,7 @@ impl crate::serde_util::DeStruct for TokenReviewSpec {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.audiences = crate::serde_util::optional_vec(map)?,
-            1 => self.token = crate::serde_util::required(map)?,
+            1 => self.token = map.next_value()?,
             _ => {}
         }
         Ok(())
@@ -43,12 +43,15 @@ impl<'de> serde::Deserialize<'de> for TokenReviewSpec {
 impl serde::Serialize for TokenReviewSpec {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.audiences.is_some());
+        let len = usize::from(self.audiences.is_some())
+            + usize::from(self.token.is_some());
         let mut state = serializer.serialize_struct("TokenReviewSpec", len)?;
         if let Some(value) = &self.audiences {
             state.serialize_field("audiences", value)?;
         }
-        state.serialize_field("token", &self.token)?;
+        if let Some(value) = &self.token {
+            state.serialize_field("token", value)?;
+        }
         state.end()
     }
 }

@@ -7,7 +7,7 @@ pub struct HorizontalPodAutoscaler {
     /// Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec defines the behaviour of autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
-    pub spec: crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec,
+    pub spec: Option<crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec>,
     /// status is the current information about the autoscaler.
     pub status: Option<crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus>,
 }
@@ -49,7 +49,7 @@ impl crate::serde_util::DeStruct for HorizontalPodAutoscaler {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
-            1 => self.spec = crate::serde_util::required(map)?,
+            1 => self.spec = map.next_value()?,
             2 => self.status = map.next_value()?,
             _ => {}
         }
@@ -66,12 +66,15 @@ impl<'de> serde::Deserialize<'de> for HorizontalPodAutoscaler {
 impl serde::Serialize for HorizontalPodAutoscaler {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 4usize + usize::from(self.status.is_some());
+        let len = 3usize + usize::from(self.spec.is_some())
+            + usize::from(self.status.is_some());
         let mut state = serializer.serialize_struct("HorizontalPodAutoscaler", len)?;
         state.serialize_field("apiVersion", "autoscaling/v1")?;
         state.serialize_field("kind", "HorizontalPodAutoscaler")?;
         state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
+        }
         if let Some(value) = &self.status {
             state.serialize_field("status", value)?;
         }

@@ -7,7 +7,7 @@ pub struct CronJob {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of a cron job, including the schedule. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: crate::api::batch::v1::CronJobSpec,
+    pub spec: Option<crate::api::batch::v1::CronJobSpec>,
     /// Current status of a cron job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::batch::v1::CronJobStatus>,
 }
@@ -49,7 +49,7 @@ impl crate::serde_util::DeStruct for CronJob {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
-            1 => self.spec = crate::serde_util::required(map)?,
+            1 => self.spec = map.next_value()?,
             2 => self.status = map.next_value()?,
             _ => {}
         }
@@ -66,12 +66,15 @@ impl<'de> serde::Deserialize<'de> for CronJob {
 impl serde::Serialize for CronJob {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 4usize + usize::from(self.status.is_some());
+        let len = 3usize + usize::from(self.spec.is_some())
+            + usize::from(self.status.is_some());
         let mut state = serializer.serialize_struct("CronJob", len)?;
         state.serialize_field("apiVersion", "batch/v1")?;
         state.serialize_field("kind", "CronJob")?;
         state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
+        }
         if let Some(value) = &self.status {
             state.serialize_field("status", value)?;
         }

@@ -7,7 +7,7 @@ pub struct LeaseCandidate {
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: crate::api::coordination::v1beta1::LeaseCandidateSpec,
+    pub spec: Option<crate::api::coordination::v1beta1::LeaseCandidateSpec>,
 }
 impl crate::Resource for LeaseCandidate {
     const GROUP: &'static str = "coordination.k8s.io";
@@ -46,7 +46,7 @@ impl crate::serde_util::DeStruct for LeaseCandidate {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
-            1 => self.spec = crate::serde_util::required(map)?,
+            1 => self.spec = map.next_value()?,
             _ => {}
         }
         Ok(())
@@ -62,12 +62,14 @@ impl<'de> serde::Deserialize<'de> for LeaseCandidate {
 impl serde::Serialize for LeaseCandidate {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 4usize;
+        let len = 3usize + usize::from(self.spec.is_some());
         let mut state = serializer.serialize_struct("LeaseCandidate", len)?;
         state.serialize_field("apiVersion", "coordination.k8s.io/v1beta1")?;
         state.serialize_field("kind", "LeaseCandidate")?;
         state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
+        }
         state.end()
     }
 }

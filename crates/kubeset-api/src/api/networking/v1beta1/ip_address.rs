@@ -7,7 +7,7 @@ pub struct IPAddress {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: crate::api::networking::v1beta1::IPAddressSpec,
+    pub spec: Option<crate::api::networking::v1beta1::IPAddressSpec>,
 }
 impl crate::Resource for IPAddress {
     const GROUP: &'static str = "networking.k8s.io";
@@ -46,7 +46,7 @@ impl crate::serde_util::DeStruct for IPAddress {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
-            1 => self.spec = crate::serde_util::required(map)?,
+            1 => self.spec = map.next_value()?,
             _ => {}
         }
         Ok(())
@@ -62,12 +62,14 @@ impl<'de> serde::Deserialize<'de> for IPAddress {
 impl serde::Serialize for IPAddress {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 4usize;
+        let len = 3usize + usize::from(self.spec.is_some());
         let mut state = serializer.serialize_struct("IPAddress", len)?;
         state.serialize_field("apiVersion", "networking.k8s.io/v1beta1")?;
         state.serialize_field("kind", "IPAddress")?;
         state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
+        }
         state.end()
     }
 }

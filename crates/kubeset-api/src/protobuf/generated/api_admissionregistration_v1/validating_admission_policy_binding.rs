@@ -9,8 +9,7 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding {
             let v = &self.metadata;
             w::put_message(buf, 1, v);
         }
-        {
-            let v = &self.spec;
+        if let Some(v) = &self.spec {
             w::put_message(buf, 2, v);
         }
     }
@@ -23,7 +22,7 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding {
         let _ = budget;
         match number {
             1 => w::merge(&mut self.metadata, value, budget)?,
-            2 => w::merge(&mut self.spec, value, budget)?,
+            2 => w::merge(self.spec.get_or_insert_with(Default::default), value, budget)?,
             _ => {}
         }
         Ok(())

@@ -6,7 +6,8 @@ impl crate::protobuf::Message
 for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
-            let v = &self.policy_name;
+            let zero = Default::default();
+            let v = self.policy_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.param_ref {
@@ -15,8 +16,7 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec 
         if let Some(v) = &self.match_resources {
             w::put_message(buf, 3, v);
         }
-        {
-            let v = &self.validation_actions;
+        if let Some(v) = &self.validation_actions {
             for v in v {
                 w::put_string(buf, 4, v);
             }
@@ -30,7 +30,7 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec 
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => self.policy_name = w::string(value)?,
+            1 => self.policy_name = w::nonzero(w::string(value)?),
             2 => {
                 w::merge(
                     self.param_ref.get_or_insert_with(Default::default),
@@ -47,7 +47,11 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec 
             }
             4 => {
                 let v = w::string(value)?;
-                w::push(&mut self.validation_actions, v, budget)?;
+                w::push(
+                    self.validation_actions.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             _ => {}
         }

@@ -6,15 +6,16 @@ impl crate::protobuf::Message
 for crate::api::apiserverinternal::v1alpha1::ServerStorageVersion {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
-            let v = &self.api_server_id;
+            let zero = Default::default();
+            let v = self.api_server_id.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         {
-            let v = &self.encoding_version;
+            let zero = Default::default();
+            let v = self.encoding_version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        {
-            let v = &self.decodable_versions;
+        if let Some(v) = &self.decodable_versions {
             for v in v {
                 w::put_string(buf, 3, v);
             }
@@ -33,11 +34,15 @@ for crate::api::apiserverinternal::v1alpha1::ServerStorageVersion {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => self.api_server_id = w::string(value)?,
-            2 => self.encoding_version = w::string(value)?,
+            1 => self.api_server_id = w::nonzero(w::string(value)?),
+            2 => self.encoding_version = w::nonzero(w::string(value)?),
             3 => {
                 let v = w::string(value)?;
-                w::push(&mut self.decodable_versions, v, budget)?;
+                w::push(
+                    self.decodable_versions.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             4 => {
                 let v = w::string(value)?;

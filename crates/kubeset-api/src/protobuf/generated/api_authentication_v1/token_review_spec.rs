@@ -5,7 +5,8 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
-            let v = &self.token;
+            let zero = Default::default();
+            let v = self.token.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.audiences {
@@ -22,7 +23,7 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSpe
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => self.token = w::string(value)?,
+            1 => self.token = w::nonzero(w::string(value)?),
             2 => {
                 let v = w::string(value)?;
                 w::push(self.audiences.get_or_insert_with(Vec::new), v, budget)?;

@@ -8,8 +8,7 @@ impl crate::protobuf::Message for crate::api::autoscaling::v1::HorizontalPodAuto
             let v = &self.metadata;
             w::put_message(buf, 1, v);
         }
-        {
-            let v = &self.spec;
+        if let Some(v) = &self.spec {
             w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.status {
@@ -25,7 +24,7 @@ impl crate::protobuf::Message for crate::api::autoscaling::v1::HorizontalPodAuto
         let _ = budget;
         match number {
             1 => w::merge(&mut self.metadata, value, budget)?,
-            2 => w::merge(&mut self.spec, value, budget)?,
+            2 => w::merge(self.spec.get_or_insert_with(Default::default), value, budget)?,
             3 => {
                 w::merge(
                     self.status.get_or_insert_with(Default::default),
