@@ -502,7 +502,8 @@ pub struct ServeArgs {
     pub require_token: Option<String>,
     /// Serve /openapi/v2 and /openapi/v3 from this Kubernetes spec
     /// directory (`swagger.json`, `openapi-v3/`; default
-    /// $KUBESET_SPECS/kubernetes/v1.35 when that exists) instead of the
+    /// $KUBESET_SPECS/kubernetes/<the models' version, `v1.36` unless a
+    /// version feature picked another> when that exists) instead of the
     /// documents built from the compiled-in schemas.
     #[arg(long, value_name = "DIR")]
     pub openapi_specs: Option<PathBuf>,

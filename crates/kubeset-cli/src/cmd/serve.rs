@@ -40,7 +40,8 @@ pub async fn run(args: &ServeArgs) -> Result<(), CliError> {
     let specs = args.openapi_specs.clone().or_else(|| {
         let dir = std::path::PathBuf::from(std::env::var_os("KUBESET_SPECS")?)
             .join("kubernetes")
-            .join("v1.35");
+            // The documents of the models this binary was built with.
+            .join(kubeset::KUBERNETES_VERSION);
         dir.is_dir().then_some(dir)
     });
     let mut builder = bounded(TestServer::builder(), args);
