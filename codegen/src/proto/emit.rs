@@ -1,8 +1,11 @@
 //! Emits the protobuf codecs of the joined structs into `kubeset-api`:
 //! `src/protobuf/generated/<module path with _>/<type>.rs`, one
-//! `impl crate::protobuf::Message` per struct (non-generic per-struct code
-//! calling the shared helpers of `crate::protobuf::wire`), one directory
-//! per group-version behind its cargo feature. The hand-written
+//! `impl crate::protobuf::Message` per struct, one directory per
+//! group-version behind its cargo feature. Each field is one call to a
+//! helper of `crate::protobuf::field` (generic over the element type only,
+//! never inlined), so the per-struct code LLVM optimises stays a `match`
+//! of calls: inlining the wire helpers into every `merge_field` made the
+//! `protobuf` feature cost 8–10× kubeset-api's release build. The hand-written
 //! `src/protobuf/mod.rs` declares `mod generated` behind the `protobuf`
 //! feature.
 
@@ -179,7 +182,14 @@ fn impl_message(ty: &TokenStream, codec: &Codec) -> TokenStream {
     }
     let encodes = by_number(&codec.fields).into_iter().map(encode_field);
     let dispatch = dispatch(&codec.fields);
+    // Only boxed messages go without the field helpers.
+    let helpers = codec.fields.iter().any(|f| !f.boxed).then(|| {
+        quote!(
+            use crate::protobuf::field as f;
+        )
+    });
     quote! {
+        #helpers
         use crate::protobuf::wire as w;
 
         impl crate::protobuf::Message for #ty {
@@ -232,7 +242,8 @@ fn dispatch(fields: &[FieldCodec]) -> TokenStream {
     }
 }
 
-/// `put(buf, n, v)` for one element `v: &T`.
+/// `put(buf, n, v)` for one element `v: &T` (the boxed message fields'
+/// path, which the [`field_call`] helpers do not take).
 fn put_elem(elem: &Elem, n: &TokenStream, v: &TokenStream) -> TokenStream {
     match elem {
         Elem::Scalar(s) => {
@@ -258,20 +269,53 @@ fn encode_field(f: &FieldCodec) -> TokenStream {
     }
 }
 
+/// The helper of `crate::protobuf::field` for a field's shape and
+/// presence: `prefix` + `""`/`opt_` (plain or `Option`) + the shape's
+/// name. A Go value field is an `Option` whose zero Go writes and reads as
+/// unset (`nonzero` to read, `put_or_zero` to write, for single values; a
+/// list or map of zero length is not written either way).
+fn field_call(f: &FieldCodec, write: bool) -> TokenStream {
+    let shape = match &f.shape {
+        Shape::One(_) => "",
+        Shape::Repeated(_) => "list",
+        Shape::Map(_) => "map",
+        Shape::Embedded(_) => unreachable!("embedded fields are dispatched inline"),
+    };
+    let name = match (f.required, f.zero_is_unset && shape.is_empty(), write) {
+        (true, _, true) if shape.is_empty() => "put".to_owned(),
+        (true, _, true) => format!("put_{shape}"),
+        (true, _, false) if shape.is_empty() => "one".to_owned(),
+        (true, _, false) => shape.to_owned(),
+        (false, true, true) => "put_or_zero".to_owned(),
+        (false, true, false) => "nonzero".to_owned(),
+        (false, false, true) if shape.is_empty() => "put_opt".to_owned(),
+        (false, false, true) => format!("put_opt_{shape}"),
+        (false, false, false) if shape.is_empty() => "opt".to_owned(),
+        (false, false, false) => format!("opt_{shape}"),
+    };
+    let helper = ident(&name);
+    quote!(f::#helper)
+}
+
 fn encode_one(f: &FieldCodec) -> TokenStream {
     let n = Literal::u32_unsuffixed(f.number);
     let n = quote!(#n);
     if let Shape::Embedded(inner) = &f.shape {
         let encodes = by_number(inner).into_iter().map(encode_field);
         return quote! {
-            w::put_embedded(buf, #n, |buf| {
+            f::put_embedded(buf, #n, &|buf| {
                 #(#encodes)*
             });
         };
     }
     let name = ident(&f.rust);
-    // `v` is `&T` (`&Box<T>` derefs to `&T` for messages).
-    let v = if f.boxed { quote!(&**v) } else { quote!(v) };
+    if !f.boxed {
+        let call = field_call(f, true);
+        return quote!(#call(buf, #n, &self.#name););
+    }
+    // A boxed message (`JSONSchemaProps`' recursion): `&Box<T>` derefs to
+    // `&T`.
+    let v = quote!(&**v);
     let put = match &f.shape {
         Shape::One(e) => put_elem(e, &n, &v),
         Shape::Repeated(e) => {
@@ -285,17 +329,7 @@ fn encode_one(f: &FieldCodec) -> TokenStream {
             quote!(w::put_map(buf, #n, v, |buf, v| #one))
         }
     };
-    if f.zero_is_unset {
-        // A Go value field: Go writes its zero when unset (and reads it
-        // back as unset), so kubeset writes the same bytes.
-        quote! {
-            {
-                let zero = Default::default();
-                let v = self.#name.as_ref().unwrap_or(&zero);
-                #put;
-            }
-        }
-    } else if f.required {
+    if f.required {
         quote! {
             {
                 let v = &self.#name;
@@ -307,42 +341,6 @@ fn encode_one(f: &FieldCodec) -> TokenStream {
             if let Some(v) = &self.#name {
                 #put;
             }
-        }
-    }
-}
-
-/// An expression reading one element from `value` (with `budget`).
-fn read_elem(elem: &Elem) -> TokenStream {
-    match elem {
-        Elem::Scalar(s) => {
-            let f = ident(s.helper());
-            quote!(w::#f(value)?)
-        }
-        Elem::Message => quote!(w::message(value, budget)?),
-        Elem::Time { micro: false } => quote!(w::time(value)?.unwrap_or_default()),
-        Elem::Time { micro: true } => quote!(w::micro_time(value)?.unwrap_or_default()),
-        Elem::Wrapped(s) => {
-            let f = ident(s.helper());
-            quote!(w::wrapped(value, w::#f, budget)?)
-        }
-    }
-}
-
-/// A `Result` reading a map entry's value.
-fn read_entry_value(elem: &Elem) -> TokenStream {
-    match elem {
-        Elem::Scalar(s) => {
-            let f = ident(s.helper());
-            quote!(w::#f(value))
-        }
-        Elem::Message => quote!(w::message(value, budget)),
-        Elem::Wrapped(s) => {
-            let f = ident(s.helper());
-            quote!(w::wrapped(value, w::#f, budget))
-        }
-        Elem::Time { .. } => {
-            let read = read_elem(elem);
-            quote!(Ok(#read))
         }
     }
 }
@@ -360,88 +358,14 @@ fn decode_field(f: &FieldCodec) -> TokenStream {
     }
     let name = ident(&f.rust);
     let target = quote!(self.#name);
-    match &f.shape {
-        Shape::One(Elem::Message) => {
-            let place = match (f.required, f.boxed) {
-                (true, false) => quote!(&mut #target),
-                (true, true) => quote!(&mut *#target),
-                (false, false) => quote!(#target.get_or_insert_with(Default::default)),
-                // A new box is charged to the budget.
-                (false, true) => return quote!(w::merge_boxed(&mut #target, value, budget)?),
-            };
-            quote!(w::merge(#place, value, budget)?)
-        }
-        Shape::One(Elem::Time { micro }) if !f.required => {
-            let read = if *micro {
-                quote!(w::micro_time(value)?)
-            } else {
-                quote!(w::time(value)?)
-            };
-            quote!(#target = #read)
-        }
-        Shape::One(e) => {
-            let read = read_elem(e);
-            if f.zero_is_unset {
-                return quote!(#target = w::nonzero(#read));
-            }
-            if f.required {
-                quote!(#target = #read)
-            } else {
-                quote!(#target = Some(#read))
-            }
-        }
-        Shape::Repeated(e) => {
-            let list = if f.required {
-                quote!(#target)
-            } else {
-                quote!(#target.get_or_insert_with(Vec::new))
-            };
-            match e {
-                Elem::Scalar(s) if s.packable() => {
-                    let read = ident(s.helper());
-                    let packed = if *s == super::Scalar::Double {
-                        quote!(w::Packed::Fixed64)
-                    } else {
-                        quote!(w::Packed::Varint)
-                    };
-                    let list = if f.required {
-                        quote!(&mut #target)
-                    } else {
-                        list
-                    };
-                    quote!(w::repeated(#list, value, w::#read, #packed, budget)?)
-                }
-                _ => {
-                    let read = read_elem(e);
-                    let list = if f.required {
-                        quote!(&mut #target)
-                    } else {
-                        list
-                    };
-                    quote!({
-                        let v = #read;
-                        w::push(#list, v, budget)?;
-                    })
-                }
-            }
-        }
-        Shape::Embedded(_) => quote!(),
-        Shape::Map(e) => {
-            let map = if f.required {
-                quote!(#target)
-            } else {
-                quote!(#target.get_or_insert_with(Default::default))
-            };
-            let read = read_entry_value(e);
-            quote! {
-                {
-                    let (k, v) = w::entry(value, budget, |value, budget| {
-                        let _ = budget;
-                        #read
-                    })?;
-                    #map.insert(k, v);
-                }
-            }
-        }
+    if f.boxed {
+        // A boxed message: merged in place, a new box charged.
+        return if f.required {
+            quote!(w::merge(&mut *#target, value, budget)?)
+        } else {
+            quote!(w::merge_boxed(&mut #target, value, budget)?)
+        };
     }
+    let call = field_call(f, false);
+    quote!(#call(&mut #target, value, budget)?)
 }

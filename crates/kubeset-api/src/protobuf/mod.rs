@@ -53,6 +53,7 @@
 #[rustfmt::skip]
 mod generated;
 pub mod dynamic;
+mod field;
 mod types;
 pub mod wire;
 

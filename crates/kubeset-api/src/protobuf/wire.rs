@@ -94,8 +94,24 @@ impl Budget {
 
     /// Charges `n` values of `T` (`n × size_of::<T>()` bytes); the error
     /// names `T`, the values charged so far and the body's size.
+    ///
+    /// Only the size and the name are generic: the charge itself is one
+    /// function for every `T` (it is called for every list element and map
+    /// entry of every type).
+    #[inline]
     pub fn charge<T>(&mut self, n: usize) -> Result<(), DecodeError> {
-        self.charge_bytes(n.saturating_mul(size_of::<T>()), n, short_name::<T>)
+        self.charge_named(size_of::<T>(), n, std::any::type_name::<T>())
+    }
+
+    /// Charges `n` values of `size` bytes, of the type named `full`.
+    #[inline(never)]
+    fn charge_named(
+        &mut self,
+        size: usize,
+        n: usize,
+        full: &'static str,
+    ) -> Result<(), DecodeError> {
+        self.charge_bytes(n.saturating_mul(size), n, || short_name(full))
     }
 
     /// Charges `bytes` for `n` values named by `what` (called only for the
@@ -146,10 +162,9 @@ impl Budget {
     }
 }
 
-/// `T`'s name without module paths (`Container`, `Vec<u8>`,
+/// A type's name without module paths (`Container`, `Vec<u8>`,
 /// `(String, JSONSchemaProps)`).
-fn short_name<T>() -> String {
-    let full = std::any::type_name::<T>();
+fn short_name(full: &str) -> String {
     let mut out = String::with_capacity(full.len());
     for part in full.split_inclusive(['<', '>', '(', ')', ',', ' ']) {
         let (name, sep) =
