@@ -28,7 +28,7 @@ use crate::partial::{self, Target};
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
-use crate::store::{self, EventType, Store};
+use crate::store::{self, EventType, Store, Stored};
 use crate::table;
 
 /// What a watch request asked for.
@@ -149,8 +149,8 @@ fn bookmark(res: &Resource, rv: u64, initial_end: bool) -> Value {
 }
 
 impl WatchRequest {
-    fn matches(&self, obj: &Value) -> bool {
-        self.label.matches(obj) && self.field.matches(obj)
+    fn matches(&self, obj: &Stored) -> bool {
+        obj.matches(&self.label, &self.field)
     }
 
     /// The initial ADDED events (the objects that match, converted to the
@@ -160,13 +160,13 @@ impl WatchRequest {
     /// ([`crate::conversion::call::read`]); a failed conversion ends the
     /// watch with an `ERROR` event, the 429 kube-apiserver refuses such a
     /// watch with ([`crate::conversion::not_ready`]).
-    async fn send_initial(&self, w: &Writer, items: &[(String, Arc<Value>)], rv: u64) -> bool {
+    async fn send_initial(&self, w: &Writer, items: &[(String, Arc<Stored>)], rv: u64) -> bool {
         let shown: Vec<Value> = items
             .iter()
             .filter(|(ns, obj)| {
                 self.namespace.as_ref().is_none_or(|want| want == ns) && self.matches(obj)
             })
-            .map(|(_, obj)| store::as_version(&self.res, Value::clone(obj)))
+            .map(|(_, obj)| store::as_version(&self.res, obj.to_value()))
             .collect();
         let shown = match crate::conversion::call::read(&self.res, shown).await {
             Ok(s) => s,
@@ -320,13 +320,13 @@ fn definition_changed(store: &Store, res: &Resource) -> bool {
 fn shown_object(ev: &store::Event, seen: &str) -> Value {
     match (&ev.old, ev.kind, seen) {
         (Some(old), EventType::Modified, "DELETED") => {
-            let mut o = (**old).clone();
+            let mut o = old.to_value();
             if let Some(m) = o.get_mut("metadata").and_then(Value::as_object_mut) {
                 m.insert("resourceVersion".into(), Value::String(ev.rv.to_string()));
             }
             o
         }
-        _ => (*ev.object).clone(),
+        _ => ev.object.to_value(),
     }
 }
 
