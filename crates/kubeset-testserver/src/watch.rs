@@ -154,21 +154,30 @@ impl WatchRequest {
     }
 
     /// The initial ADDED events (the objects that match, converted to the
-    /// watched version one at a time); `false` when the watch ended.
+    /// watched version one at a time); `false` when the watch ended. Each
+    /// object is parsed from the store's text as it is sent, so a watch of
+    /// many objects holds one of them parsed at a time.
     ///
     /// A resource with a conversion webhook converts them in one review
     /// ([`crate::conversion::call::read`]); a failed conversion ends the
     /// watch with an `ERROR` event, the 429 kube-apiserver refuses such a
     /// watch with ([`crate::conversion::not_ready`]).
     async fn send_initial(&self, w: &Writer, items: &[(String, Arc<Stored>)], rv: u64) -> bool {
-        let shown: Vec<Value> = items
+        let shown = items
             .iter()
             .filter(|(ns, obj)| {
                 self.namespace.as_ref().is_none_or(|want| want == ns) && self.matches(obj)
             })
-            .map(|(_, obj)| store::as_version(&self.res, obj.to_value()))
-            .collect();
-        let shown = match crate::conversion::call::read(&self.res, shown).await {
+            .map(|(_, obj)| store::as_version(&self.res, obj.to_value()));
+        if self.res.conversion.is_none() {
+            for obj in shown {
+                if !w.event("ADDED", &obj, rv).await {
+                    return false;
+                }
+            }
+            return true;
+        }
+        let shown = match crate::conversion::call::read(&self.res, shown.collect()).await {
             Ok(s) => s,
             Err(e) => {
                 w.error(&crate::conversion::not_ready(&self.res, &e)).await;
