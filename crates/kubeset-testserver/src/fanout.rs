@@ -14,14 +14,13 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
-use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 use crate::WatchMemory;
 use crate::bounds::Bounds;
 use crate::conns::ConnHandle;
 use crate::resources::Resource;
-use crate::store::Store;
+use crate::store::{Store, Stored};
 
 /// The largest frame handed to the connection. hyper's HTTP/1 writer
 /// takes up to 16 frames ahead of the socket, so small frames keep what
@@ -53,7 +52,7 @@ pub(crate) struct Watches {
 /// starts at that resourceVersion (3,000 watches of one kind hold one
 /// copy, not 3,000), freed with the last of them.
 pub(crate) struct Snapshot {
-    pub(crate) items: Vec<(String, Arc<Value>)>,
+    pub(crate) items: Vec<(String, Arc<Stored>)>,
     pub(crate) rv: u64,
     bytes: usize,
     counters: Arc<Counters>,
@@ -109,10 +108,7 @@ impl Watches {
         }
         let (items, rv) = store.watch_snapshot(res);
         // Its size as JSON, for the accounting (once per snapshot).
-        let bytes = items
-            .iter()
-            .map(|(ns, v)| ns.len() + serde_json::to_vec(&**v).map_or(0, |b| b.len()))
-            .sum();
+        let bytes = items.iter().map(|(ns, v)| ns.len() + v.json_len()).sum();
         self.counters.snapshots.fetch_add(1, Ordering::SeqCst);
         self.counters
             .snapshot_bytes

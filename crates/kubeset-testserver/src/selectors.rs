@@ -208,10 +208,13 @@ impl LabelSelector {
     /// Whether an object's `metadata.labels` satisfy every requirement.
     pub(crate) fn matches(&self, obj: &Value) -> bool {
         let labels = obj.pointer("/metadata/labels");
-        self.reqs.iter().all(|r| {
-            let v = labels.and_then(|l| l.get(&r.key)).and_then(Value::as_str);
-            r.matches(v)
-        })
+        self.matches_by(|key| labels.and_then(|l| l.get(key)).and_then(Value::as_str))
+    }
+
+    /// Whether the labels `label` reads (a key's string value) satisfy
+    /// every requirement.
+    pub(crate) fn matches_by<'a>(&self, label: impl Fn(&str) -> Option<&'a str>) -> bool {
+        self.reqs.iter().all(|r| r.matches(label(&r.key)))
     }
 }
 
@@ -310,6 +313,12 @@ impl FieldSelector {
             let v = self.fields.value(obj, &r.key);
             r.matches(Some(&v))
         })
+    }
+
+    /// Whether the selector matches every object (no requirement, no
+    /// shard).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.reqs.is_empty() && self.shard.is_none()
     }
 
     /// The name this selector pins with `metadata.name=`, if any.

@@ -5,6 +5,7 @@
 //! the requested cluster IP refused with upstream's 422 when it is not an
 //! IP, outside the range or taken. IPv4 single-stack only.
 
+use std::borrow::Borrow;
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
@@ -28,9 +29,10 @@ pub(crate) struct Used {
 
 impl Used {
     /// The cluster IPs and node ports of `services`.
-    pub(crate) fn of<'a>(services: impl Iterator<Item = &'a Value>) -> Self {
+    pub(crate) fn of(services: impl Iterator<Item = impl Borrow<Value>>) -> Self {
         let mut used = Self::default();
         for s in services {
+            let s = s.borrow();
             used.ips.extend(
                 s.pointer("/spec/clusterIP")
                     .and_then(Value::as_str)

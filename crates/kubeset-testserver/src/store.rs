@@ -6,6 +6,7 @@
 //! counter once and appends exactly one event; watchers read the history
 //! after being woken through a `tokio::sync::watch` channel.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -20,7 +21,10 @@ use crate::status::ApiError;
 use crate::util;
 
 mod delete;
+mod stored;
 mod write;
+
+pub(crate) use self::stored::Stored;
 
 /// Watch event types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,14 +41,14 @@ pub(crate) struct Event {
     pub(crate) kind: EventType,
     pub(crate) key: (String, String),
     pub(crate) namespace: String,
-    pub(crate) object: Arc<Value>,
-    pub(crate) old: Option<Arc<Value>>,
+    pub(crate) object: Arc<Stored>,
+    pub(crate) old: Option<Arc<Stored>>,
 }
 
 /// The objects of one storage key, by namespace and name. Shared with the
-/// history's events and the list snapshots, so a write copies its object
-/// once (for its answer) and a watch's initial state copies none.
-type Objects = BTreeMap<(String, String), Arc<Value>>;
+/// history's events and the list snapshots, so a write stores its object
+/// once and a watch's initial state copies none.
+type Objects = BTreeMap<(String, String), Arc<Stored>>;
 
 struct State {
     rv: u64,
@@ -58,7 +62,7 @@ struct State {
 
 /// The stored objects a paginated list walks through, shared with the
 /// store.
-type Snapshot = Arc<Vec<Arc<Value>>>;
+type Snapshot = Arc<Vec<Arc<Stored>>>;
 
 /// Saved list snapshots for `continue` tokens.
 struct Pages {
@@ -176,10 +180,10 @@ fn in_version(res: &Resource, v: Value) -> Value {
 }
 
 impl admission::policy::Lookup for State {
-    fn objects(&self, group: &str, plural: &str) -> Vec<&Value> {
+    fn objects(&self, group: &str, plural: &str) -> Vec<Cow<'_, Value>> {
         self.objects
             .get(&(group.to_owned(), plural.to_owned()))
-            .map(|m| m.values().map(|v| &**v).collect())
+            .map(|m| m.values().map(|v| v.value()).collect())
             .unwrap_or_default()
     }
 
@@ -229,7 +233,7 @@ impl State {
         self.objects
             .get(&(String::new(), "namespaces".to_owned()))
             .and_then(|m| m.get(&(String::new(), ns.to_owned())))
-            .is_some_and(|n| n.pointer("/metadata/deletionTimestamp").is_some())
+            .is_some_and(|n| n.value().pointer("/metadata/deletionTimestamp").is_some())
     }
 
     fn namespace_exists(&self, ns: &str) -> bool {
@@ -239,8 +243,8 @@ impl State {
     }
 
     /// Stores `obj` with a fresh resourceVersion and records the event,
-    /// whose old object is the one stored before. Returns the stored
-    /// object.
+    /// whose old object is the one stored before. Returns the object as
+    /// stored.
     fn commit(&mut self, res: &Resource, kind: EventType, mut obj: Value) -> Value {
         conversion::note_commit();
         let rv = self.bump();
@@ -249,29 +253,33 @@ impl State {
         let ns = meta_str(&obj, "namespace").to_owned();
         let name = meta_str(&obj, "name").to_owned();
         let key = res.storage_key();
+        let stored = Arc::new(Stored::new(&key, &obj));
         let bucket = self.objects.entry(key.clone()).or_default();
-        let obj = Arc::new(obj);
         let old = if kind == EventType::Deleted {
             bucket.remove(&(ns.clone(), name))
         } else {
-            bucket.insert((ns.clone(), name), Arc::clone(&obj))
+            bucket.insert((ns.clone(), name), Arc::clone(&stored))
         };
         self.push_event(Event {
             rv,
             kind,
             key,
             namespace: ns,
-            object: Arc::clone(&obj),
+            object: stored,
             old,
         });
-        Arc::unwrap_or_clone(obj)
+        obj
     }
 
-    fn live(&self, res: &Resource, ns: &str, name: &str) -> Option<&Value> {
+    fn stored(&self, res: &Resource, ns: &str, name: &str) -> Option<&Arc<Stored>> {
         self.objects
             .get(&res.storage_key())
             .and_then(|m| m.get(&(ns.to_owned(), name.to_owned())))
-            .map(|v| &**v)
+    }
+
+    /// The live object `ns/name` of `res`, as stored.
+    fn live(&self, res: &Resource, ns: &str, name: &str) -> Option<Value> {
+        self.stored(res, ns, name).map(|s| s.to_value())
     }
 
     /// Registers the resources a CRD serves and marks it Established.
@@ -303,7 +311,7 @@ impl State {
             .map(|m| {
                 m.iter()
                     .filter(|((n, _), _)| ns.is_none_or(|x| x == n))
-                    .map(|(_, v)| Value::clone(v))
+                    .map(|(_, v)| v.to_value())
                     .collect()
             })
             .unwrap_or_default();
@@ -423,7 +431,6 @@ impl Store {
     pub(crate) fn get(&self, res: &Resource, ns: &str, name: &str) -> Result<Value, ApiError> {
         let st = self.lock();
         st.live(res, ns, name)
-            .cloned()
             .map(|v| as_version(res, v))
             .ok_or_else(|| ApiError::not_found(res, name))
     }
@@ -431,7 +438,7 @@ impl Store {
     /// One object as stored (in its storage version), if it exists.
     pub(crate) fn get_stored(&self, res: &Resource, ns: &str, name: &str) -> Option<Value> {
         let ns = if res.namespaced { ns } else { "" };
-        self.lock().live(res, ns, name).cloned()
+        self.lock().live(res, ns, name)
     }
 
     /// All matching objects at one resourceVersion.
@@ -445,7 +452,7 @@ impl Store {
         let (stored, rv) = self.matching(res, ns, label, field);
         let items = stored
             .iter()
-            .map(|v| as_version(res, Value::clone(v)))
+            .map(|v| as_version(res, v.to_value()))
             .collect();
         (items, rv)
     }
@@ -458,7 +465,7 @@ impl Store {
         ns: Option<&str>,
         label: &LabelSelector,
         field: &FieldSelector,
-    ) -> (Vec<Arc<Value>>, u64) {
+    ) -> (Vec<Arc<Stored>>, u64) {
         let st = self.lock();
         let items = st
             .objects
@@ -467,7 +474,7 @@ impl Store {
                 m.iter()
                     .filter(|((n, _), _)| ns.is_none_or(|x| x == n))
                     .map(|(_, v)| v)
-                    .filter(|v| label.matches(v) && field.matches(v))
+                    .filter(|v| v.matches(label, field))
                     .cloned()
                     .collect()
             })
@@ -479,7 +486,7 @@ impl Store {
     /// namespace, at one resourceVersion: a watch's initial state, shared
     /// by the watches that start at that resourceVersion
     /// ([`crate::fanout::Watches`]), filtered and converted per watch.
-    pub(crate) fn watch_snapshot(&self, res: &Resource) -> (Vec<(String, Arc<Value>)>, u64) {
+    pub(crate) fn watch_snapshot(&self, res: &Resource) -> (Vec<(String, Arc<Stored>)>, u64) {
         let st = self.lock();
         let items = st
             .objects
@@ -529,7 +536,7 @@ impl Store {
             .get(offset..end)
             .unwrap_or_default()
             .iter()
-            .map(|v| as_version(res, Value::clone(v)))
+            .map(|v| as_version(res, v.to_value()))
             .collect();
         if end >= all.len() {
             return Ok(Page {

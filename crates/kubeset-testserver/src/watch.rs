@@ -28,7 +28,7 @@ use crate::partial::{self, Target};
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
-use crate::store::{self, EventType, Store};
+use crate::store::{self, EventType, Store, Stored};
 use crate::table;
 
 /// What a watch request asked for.
@@ -149,26 +149,35 @@ fn bookmark(res: &Resource, rv: u64, initial_end: bool) -> Value {
 }
 
 impl WatchRequest {
-    fn matches(&self, obj: &Value) -> bool {
-        self.label.matches(obj) && self.field.matches(obj)
+    fn matches(&self, obj: &Stored) -> bool {
+        obj.matches(&self.label, &self.field)
     }
 
     /// The initial ADDED events (the objects that match, converted to the
-    /// watched version one at a time); `false` when the watch ended.
+    /// watched version one at a time); `false` when the watch ended. Each
+    /// object is parsed from the store's text as it is sent, so a watch of
+    /// many objects holds one of them parsed at a time.
     ///
     /// A resource with a conversion webhook converts them in one review
     /// ([`crate::conversion::call::read`]); a failed conversion ends the
     /// watch with an `ERROR` event, the 429 kube-apiserver refuses such a
     /// watch with ([`crate::conversion::not_ready`]).
-    async fn send_initial(&self, w: &Writer, items: &[(String, Arc<Value>)], rv: u64) -> bool {
-        let shown: Vec<Value> = items
+    async fn send_initial(&self, w: &Writer, items: &[(String, Arc<Stored>)], rv: u64) -> bool {
+        let shown = items
             .iter()
             .filter(|(ns, obj)| {
                 self.namespace.as_ref().is_none_or(|want| want == ns) && self.matches(obj)
             })
-            .map(|(_, obj)| store::as_version(&self.res, Value::clone(obj)))
-            .collect();
-        let shown = match crate::conversion::call::read(&self.res, shown).await {
+            .map(|(_, obj)| store::as_version(&self.res, obj.to_value()));
+        if self.res.conversion.is_none() {
+            for obj in shown {
+                if !w.event("ADDED", &obj, rv).await {
+                    return false;
+                }
+            }
+            return true;
+        }
+        let shown = match crate::conversion::call::read(&self.res, shown.collect()).await {
             Ok(s) => s,
             Err(e) => {
                 w.error(&crate::conversion::not_ready(&self.res, &e)).await;
@@ -320,13 +329,13 @@ fn definition_changed(store: &Store, res: &Resource) -> bool {
 fn shown_object(ev: &store::Event, seen: &str) -> Value {
     match (&ev.old, ev.kind, seen) {
         (Some(old), EventType::Modified, "DELETED") => {
-            let mut o = (**old).clone();
+            let mut o = old.to_value();
             if let Some(m) = o.get_mut("metadata").and_then(Value::as_object_mut) {
                 m.insert("resourceVersion".into(), Value::String(ev.rv.to_string()));
             }
             o
         }
-        _ => (*ev.object).clone(),
+        _ => ev.object.to_value(),
     }
 }
 

@@ -31,6 +31,7 @@
 //! versions, type checking of expressions against the matched kinds
 //! (`status.typeChecking`), the `authorizer` library, `request.userInfo`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -48,8 +49,10 @@ pub(super) const GROUP: &str = "admissionregistration.k8s.io";
 
 /// What admission reads from the store.
 pub(crate) trait Lookup {
-    /// Every stored object of the resource `plural` in `group`.
-    fn objects(&self, group: &str, plural: &str) -> Vec<&Value>;
+    /// Every stored object of the resource `plural` in `group` (borrowed
+    /// where the store keeps it parsed, as it does namespaces and the
+    /// admission configuration).
+    fn objects(&self, group: &str, plural: &str) -> Vec<Cow<'_, Value>>;
     /// The served resource of `apiVersion` and `kind`.
     fn kind(&self, api_version: &str, kind: &str) -> Option<Arc<Resource>>;
 }
@@ -134,11 +137,12 @@ pub(crate) fn admit(world: &dyn Lookup, req: &Request<'_>) -> Decision {
     if bindings.is_empty() {
         return Decision::default();
     }
-    bindings.sort_by_key(|b| name_of(b));
+    bindings.sort_by(|a, b| name_of(a).cmp(name_of(b)));
     let policies = world.objects(GROUP, "validatingadmissionpolicies");
     let namespace = namespace_of(world, req);
+    let namespace = namespace.as_deref();
     let (mut warnings, mut denied) = (Vec::new(), None);
-    for binding in bindings {
+    for binding in &bindings {
         let spec = &binding["spec"];
         let policy_name = spec["policyName"].as_str().unwrap_or_default();
         let Some(policy) = policies.iter().find(|p| name_of(p) == policy_name) else {
@@ -168,7 +172,7 @@ pub(crate) fn admit(world: &dyn Lookup, req: &Request<'_>) -> Decision {
 }
 
 /// The stored Namespace of a namespaced request (`namespaceObject`).
-pub(super) fn namespace_of<'a>(world: &'a dyn Lookup, req: &Request<'_>) -> Option<&'a Value> {
+pub(super) fn namespace_of<'a>(world: &'a dyn Lookup, req: &Request<'_>) -> Option<Cow<'a, Value>> {
     (!req.namespace.is_empty())
         .then(|| {
             world
@@ -392,7 +396,7 @@ pub(super) fn params(
             Some(n) if !n.is_empty() => name_of(o) == n,
             _ => selector_matches(&r["selector"], Some(o)) && !r["selector"].is_null(),
         })
-        .cloned()
+        .map(Cow::into_owned)
         .collect();
     found.sort_by(|a, b| name_of(a).cmp(name_of(b)));
     if found.is_empty() {

@@ -365,10 +365,11 @@ pub(crate) fn matching(
     sub: &str,
 ) -> (Vec<Hook>, Option<ApiError>) {
     let mut configs = world.objects(policy::GROUP, plural);
-    configs.sort_by_key(|c| policy::name_of(c));
+    configs.sort_by(|a, b| policy::name_of(a).cmp(policy::name_of(b)));
     let namespace = policy::namespace_of(world, req);
+    let namespace = namespace.as_deref();
     let mut out = Vec::new();
-    for config in configs {
+    for config in &configs {
         for spec in config["webhooks"].as_array().into_iter().flatten() {
             let hook = Hook {
                 name: spec["name"].as_str().unwrap_or_default().to_owned(),
@@ -417,10 +418,13 @@ pub(crate) fn may_match(
         // A Namespace's own labels (not known yet) decide its
         // namespaceSelector: `None` here, which every selector matches.
         let namespace = policy::namespace_of(world, &req);
-        let labels = policy::namespace_labels_of(&req, namespace);
-        [MUTATING, VALIDATING]
+        let labels = policy::namespace_labels_of(&req, namespace.as_deref());
+        let configs: Vec<_> = [MUTATING, VALIDATING]
             .iter()
             .flat_map(|p| world.objects(policy::GROUP, p))
+            .collect();
+        configs
+            .iter()
             .flat_map(|c| c["webhooks"].as_array().into_iter().flatten())
             .any(|spec| {
                 spec["rules"]
@@ -704,6 +708,8 @@ pub(crate) fn problems(plural: &str, obj: &Value) -> Vec<(String, &'static str, 
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+
     use super::*;
     use crate::resources::Resource;
 
@@ -756,10 +762,10 @@ mod tests {
     }
 
     impl Lookup for World {
-        fn objects(&self, group: &str, plural: &str) -> Vec<&Value> {
+        fn objects(&self, group: &str, plural: &str) -> Vec<Cow<'_, Value>> {
             match (group, plural) {
-                (policy::GROUP, VALIDATING) => self.configs.iter().collect(),
-                ("", "namespaces") => self.namespaces.iter().collect(),
+                (policy::GROUP, VALIDATING) => self.configs.iter().map(Cow::Borrowed).collect(),
+                ("", "namespaces") => self.namespaces.iter().map(Cow::Borrowed).collect(),
                 _ => Vec::new(),
             }
         }

@@ -8,6 +8,8 @@
 //! [`crate::printers::columns`]), and may not be updated without a
 //! `resourceVersion`.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use super::{Cascade, Strategy};
@@ -24,7 +26,7 @@ impl Strategy for Definitions {
         res: &Resource,
         name: &str,
         obj: &mut Value,
-        _: &mut dyn Iterator<Item = &Value>,
+        _: &mut dyn Iterator<Item = Cow<'_, Value>>,
     ) -> Result<(), ApiError> {
         if resources::serves_any(obj) {
             return Ok(());

@@ -54,6 +54,8 @@
 //! ([`crds::CustomResources`]) get none of them: their defaults and
 //! validation are their CRD's schema's ([`crate::admission`]).
 
+use std::borrow::Cow;
+
 use http::Method;
 use serde_json::Value;
 
@@ -170,7 +172,7 @@ pub(crate) trait Strategy: Sync {
         res: &Resource,
         name: &str,
         obj: &mut Value,
-        siblings: &mut dyn Iterator<Item = &Value>,
+        siblings: &mut dyn Iterator<Item = Cow<'_, Value>>,
     ) -> Result<(), ApiError> {
         let _ = (res, name, obj, siblings);
         Ok(())

@@ -3,6 +3,8 @@
 //! ([`crate::services`]) and carried over by updates, which may not change
 //! them ([`crate::immutable::service`]).
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use super::Strategy;
@@ -45,7 +47,7 @@ impl Strategy for Services {
         res: &Resource,
         name: &str,
         obj: &mut Value,
-        siblings: &mut dyn Iterator<Item = &Value>,
+        siblings: &mut dyn Iterator<Item = Cow<'_, Value>>,
     ) -> Result<(), ApiError> {
         let used = services::Used::of(siblings);
         services::allocate(res, name, obj, &used)

@@ -89,7 +89,7 @@ impl Store {
     ) -> Option<()> {
         let ns = if res.namespaced { ns } else { "" };
         let st = self.lock();
-        let live = as_version(res, st.live(res, ns, name)?.clone());
+        let live = as_version(res, st.live(res, ns, name)?);
         let req = Request::delete(res, ns, name, &live, dry_run);
         pass.delete(&*st, &req);
         Some(())
@@ -111,7 +111,6 @@ impl Store {
         let mut st = self.lock();
         let live = st
             .live(res, ns, name)
-            .cloned()
             .ok_or_else(|| ApiError::not_found(res, name))?;
         if let Some(uid) = preconditions.get("uid").and_then(Value::as_str) {
             let have = meta_str(&live, "uid");

@@ -179,7 +179,7 @@ impl Store {
             return Err(ApiError::namespace_terminating(res, name, ns));
         }
         if st
-            .live(res, if res.namespaced { ns } else { "" }, name)
+            .stored(res, if res.namespaced { ns } else { "" }, name)
             .is_some()
         {
             return Err(ApiError::already_exists(res, name));
@@ -189,7 +189,7 @@ impl Store {
             .objects
             .get(&res.storage_key())
             .into_iter()
-            .flat_map(|m| m.values().map(|v| &**v));
+            .flat_map(|m| m.values().map(|v| v.value()));
         strategy.before_insert(res, name, &mut obj, &mut siblings)?;
         limits::check_object(res, name, &obj)?;
         if ctx.dry_run {
@@ -216,7 +216,7 @@ impl Store {
     ) -> Result<Value, ApiError> {
         let ns = if res.namespaced { ns } else { "" };
         let mut st = self.lock();
-        let Some(live) = st.live(res, ns, name).cloned() else {
+        let Some(live) = st.live(res, ns, name) else {
             // Still under the lock: two applies creating the same object
             // cannot both find it missing; the second one updates it, as
             // kube-apiserver's create-on-update retries as an update.
@@ -370,7 +370,7 @@ impl Store {
             return st.commit(res, EventType::Modified, new);
         }
         let (ns, name) = (meta_str(&new, "namespace"), meta_str(&new, "name"));
-        let stored = st.live(res, ns, name).cloned();
+        let stored = st.live(res, ns, name);
         let stored_rv = stored
             .as_ref()
             .and_then(|s| s.pointer("/metadata/resourceVersion"))

@@ -83,8 +83,13 @@ pub(crate) fn admit(
     if bindings.is_empty() {
         return Ok(false);
     }
-    let invocations = invocations(world.objects(GROUP, POLICIES), bindings);
+    let policies = world.objects(GROUP, POLICIES);
+    let invocations = invocations(
+        policies.iter().map(|p| &**p).collect(),
+        bindings.iter().map(|b| &**b).collect(),
+    );
     let namespace = policy::namespace_of(world, req);
+    let namespace = namespace.as_deref();
     let before = object.clone();
     let mut errors = Vec::new();
     let mut last_change = None;
