@@ -22,6 +22,30 @@ use serde_json::Value;
 
 use crate::selectors::{FieldSelector, LabelSelector};
 
+/// Containers nested deeper than this are kept parsed: serde_json's
+/// parser refuses text nested 128 deep (its recursion limit), and an
+/// object can grow past what one request body could carry (a JSON patch
+/// adds a whole nested value at a nested path, again and again).
+const MAX_TEXT_DEPTH: usize = 100;
+
+/// Whether `v` nests containers deeper than `limit` (without recursion:
+/// the walk stops at the limit, whatever the depth).
+fn deeper_than(v: &Value, limit: usize) -> bool {
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let is_container = matches!(v, Value::Array(_) | Value::Object(_));
+        if is_container && depth >= limit {
+            return true;
+        }
+        match v {
+            Value::Array(a) => stack.extend(a.iter().map(|c| (c, depth + 1))),
+            Value::Object(o) => stack.extend(o.values().map(|c| (c, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// The storage keys whose objects are kept parsed.
 pub(crate) fn keeps_parsed((group, plural): &(String, String)) -> bool {
     group == "admissionregistration.k8s.io" || (group.is_empty() && plural == "namespaces")
@@ -44,7 +68,7 @@ enum Body {
 impl Stored {
     /// `obj` stored under the storage key `key`.
     pub(crate) fn new(key: &(String, String), obj: &Value) -> Self {
-        if keeps_parsed(key) {
+        if keeps_parsed(key) || deeper_than(obj, MAX_TEXT_DEPTH) {
             return Self(Body::Parsed(obj.clone()));
         }
         let labels = obj
@@ -119,6 +143,30 @@ mod tests {
         assert_eq!(stored.to_value(), obj);
         assert_eq!(stored.to_value().to_string(), obj.to_string());
         assert_eq!(stored.json_len(), obj.to_string().len());
+    }
+
+    #[test]
+    fn an_object_nested_past_the_parser_limit_is_kept_and_read_back() {
+        // 150 nested arrays: printable, but past serde_json's parse limit.
+        let mut deep = json!("leaf");
+        for _ in 0..150 {
+            deep = json!([deep]);
+        }
+        let obj =
+            json!({"metadata": {"name": "a", "labels": {"app": "x"}}, "spec": {"deep": deep}});
+        assert!(serde_json::from_str::<serde_json::Value>(&obj.to_string()).is_err());
+        let stored = Stored::new(&key("example.com", "widgets"), &obj);
+        assert_eq!(stored.to_value(), obj);
+        let app = LabelSelector::parse("app=x").unwrap_or_default();
+        assert!(stored.matches(&app, &FieldSelector::default()));
+    }
+
+    #[test]
+    fn the_depth_check_counts_containers() {
+        let flat = json!({"a": [1, 2], "b": {"c": "d"}});
+        assert!(!super::deeper_than(&flat, 2));
+        assert!(super::deeper_than(&flat, 1));
+        assert!(!super::deeper_than(&json!("scalar"), 0));
     }
 
     #[test]
