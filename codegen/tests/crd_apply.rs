@@ -17,8 +17,10 @@ use serde_json::json;
 fn builtins() -> Arc<Builtins> {
     let ws = common::workspace();
     let root = spec_dir::root(None, &ws);
-    let version = spec_dir::pinned_version(&ws).expect("pinned version");
-    let dir = spec_dir::release(&root, &version);
+    // The catalogue of the models this test is built with (a workspace
+    // test build selects v1.35, the real server's version; the pinned
+    // spec is v1.36): the CRDs below embed those models' schemas.
+    let dir = spec_dir::release(&root, kubeset::KUBERNETES_VERSION);
     Arc::new(Builtins::from_spec_dir(&dir, DEFAULT_FEATURES).expect("built-in catalogue"))
 }
 
