@@ -266,12 +266,7 @@ pub(crate) fn put_opt_list<T: Elem>(buf: &mut Vec<u8>, number: u32, v: &Option<V
 /// A map field: one `{ key = 1; value = 2; }` record per entry.
 #[inline(never)]
 pub(crate) fn put_map<V: Elem>(buf: &mut Vec<u8>, number: u32, v: &BTreeMap<String, V>) {
-    for (k, v) in v {
-        wire::put_record(buf, number, |buf| {
-            wire::put_string(buf, 1, k);
-            v.put(buf, 2);
-        });
-    }
+    wire::put_map(buf, number, v, |buf, v| v.put(buf, 2));
 }
 
 /// An `Option` map field.
@@ -290,5 +285,5 @@ pub(crate) fn put_opt_map<V: Elem>(
 /// generic: one instance for every embedded field).
 #[inline(never)]
 pub(crate) fn put_embedded(buf: &mut Vec<u8>, number: u32, write: &dyn Fn(&mut Vec<u8>)) {
-    wire::put_record(buf, number, write);
+    wire::put_embedded(buf, number, write);
 }
