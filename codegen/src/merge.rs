@@ -6,9 +6,11 @@
 //! No property changes type between the merged versions (checked: the
 //! merge refuses a property whose schema differs in type). Whether a
 //! property is required does change (v1.36 requires `CronJob.spec` and no
-//! longer `TokenRequest.spec`): the merged one is required only where
-//! every version that has it requires it, so one Rust type (`T` or
-//! `Option<T>`) decodes every selected version's objects.
+//! longer `TokenRequest.spec`): the merged schema requires a property only
+//! where every version that has it does, and [`Versions::required`] keeps
+//! the versions that do, so lowering gives such a field its two forms (`T`
+//! under the versions requiring it, `Option<T>` under the others), as
+//! k8s-openapi's per-version modules have them.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -79,7 +81,7 @@ pub fn merge(inputs: Vec<(String, Input)>) -> Result<Input, CodegenError> {
         let mut every: Vec<(&String, &Input)> = older.iter().map(|(v, i)| (v, i)).collect();
         every.push((all.last().expect("one version"), &newest));
         record(&mut versions, &out, &every);
-        loosen_required(&mut out, &every);
+        loosen_required(&mut out, &mut versions, &every);
     }
     out.versions = versions;
     Ok(out)
@@ -108,19 +110,32 @@ fn add_properties(name: &str, merged: &mut Schema, older: &Schema) -> Result<(),
 }
 
 /// Keeps a property of `merged` required only where every version that
-/// has the property requires it.
-fn loosen_required(merged: &mut Input, every: &[(&String, &Input)]) {
+/// has the property requires it; where only some do, records which in
+/// [`Versions::required`].
+fn loosen_required(merged: &mut Input, versions: &mut Versions, every: &[(&String, &Input)]) {
     for (name, schema) in &mut merged.definitions {
-        let versions: Vec<&Schema> = every
+        let has: Vec<(&String, &Schema)> = every
             .iter()
-            .filter_map(|(_, i)| i.definitions.get(name))
+            .filter_map(|(v, i)| i.definitions.get(name).map(|s| (*v, s)))
             .collect();
-        schema.required.retain(|prop| {
-            versions
+        let props: BTreeSet<&String> = has.iter().flat_map(|(_, s)| s.required.iter()).collect();
+        for prop in props {
+            let with: Vec<&(&String, &Schema)> = has
                 .iter()
-                .filter(|s| s.properties.contains_key(prop))
-                .all(|s| s.required.contains(prop))
-        });
+                .filter(|(_, s)| s.properties.contains_key(prop))
+                .collect();
+            let requiring: BTreeSet<String> = with
+                .iter()
+                .filter(|(_, s)| s.required.contains(prop))
+                .map(|(v, _)| (*v).clone())
+                .collect();
+            if requiring.len() < with.len() {
+                schema.required.retain(|r| r != prop);
+                versions
+                    .required
+                    .insert((name.clone(), prop.clone()), requiring);
+            }
+        }
     }
 }
 
@@ -207,6 +222,17 @@ mod tests {
         );
         let merged = merge(vec![("v1.1".into(), old), ("v1.2".into(), new)]).unwrap();
         assert_eq!(merged.definitions["A"].required, ["kept"]);
+        let required = |p: &str| {
+            let key = ("A".to_owned(), p.to_owned());
+            merged
+                .versions
+                .required
+                .get(&key)
+                .map(|v| v.iter().cloned().collect::<Vec<_>>())
+        };
+        assert_eq!(required("now"), Some(vec!["v1.2".to_owned()]));
+        assert_eq!(required("dropped"), Some(vec!["v1.1".to_owned()]));
+        assert_eq!(required("kept"), None);
     }
 
     #[test]

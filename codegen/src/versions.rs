@@ -24,6 +24,10 @@ pub struct Versions {
     pub fields: BTreeMap<(String, String), BTreeSet<String>>,
     /// Paths not in every version.
     pub paths: BTreeMap<String, BTreeSet<String>>,
+    /// Properties `(definition, JSON name)` some but not all of the
+    /// versions that have them require: the versions that do (v1.36 no
+    /// longer requires `RoleRef.apiGroup`; v1.33–v1.35 do).
+    pub required: BTreeMap<(String, String), BTreeSet<String>>,
 }
 
 impl Versions {
@@ -42,6 +46,31 @@ impl Versions {
     /// The gate of a property (beyond its definition's).
     pub fn field(&self, definition: &str, json: &str) -> Option<Gate> {
         self.gate(self.fields.get(&(definition.to_owned(), json.to_owned())))
+    }
+
+    /// Where a property's required-ness differs between the versions that
+    /// have it: the gates of its two forms, `(required, optional)`, each
+    /// within `within` (the property's own gate, `None` for every
+    /// version). `None` when every version that has it agrees.
+    pub fn required_split(
+        &self,
+        definition: &str,
+        json: &str,
+        within: Option<&Gate>,
+    ) -> Option<(Gate, Gate)> {
+        let requiring = self
+            .required
+            .get(&(definition.to_owned(), json.to_owned()))?;
+        let have: BTreeSet<String> = match within {
+            Some(g) => g.have.clone(),
+            None => self.all.iter().cloned().collect(),
+        };
+        let required: BTreeSet<String> = have.intersection(requiring).cloned().collect();
+        let optional: BTreeSet<String> = have.difference(requiring).cloned().collect();
+        if required.is_empty() || optional.is_empty() {
+            return None;
+        }
+        Some((self.gate(Some(&required))?, self.gate(Some(&optional))?))
     }
 
     /// The gate of a set of paths: none when one of them is in every
@@ -151,5 +180,24 @@ mod tests {
             c(gate(&["v1.33", "v1.34"])),
             r#"any (feature = "v1_33" , feature = "v1_34")"#
         );
+    }
+
+    #[test]
+    fn a_required_split_gates_both_forms_within_the_field() {
+        let mut v = Versions {
+            all: vec!["v1.33".into(), "v1.34".into(), "v1.35".into()],
+            ..Versions::default()
+        };
+        let key = ("A".to_owned(), "x".to_owned());
+        v.required.insert(key, ["v1.33".to_owned()].into());
+        let (required, optional) = v.required_split("A", "x", None).unwrap();
+        assert_eq!(required, gate(&["v1.33"]));
+        assert_eq!(optional, gate(&["v1.34", "v1.35"]));
+        // Within a field only v1.34 and v1.35 have, nothing differs.
+        assert!(
+            v.required_split("A", "x", Some(&gate(&["v1.34", "v1.35"])))
+                .is_none()
+        );
+        assert!(v.required_split("A", "y", None).is_none());
     }
 }

@@ -356,7 +356,9 @@ fn bad_inputs_are_named_errors() {
 /// Two versions of the small spec merged (`merge::merge`): the older
 /// lacks `WidgetSpec.limit`, the `other/v1` group-version and the `scale`
 /// subresource, so each is gated on the newer's feature in every place the
-/// emitters write it, and the version features are declared.
+/// emitters write it, and the version features are declared; the older
+/// requires `WidgetSpec.enabled`, so the field has a plain form under the
+/// older's feature and an `Option` under the newer's.
 #[test]
 fn items_not_in_every_version_are_gated() {
     let mut older = input(InputFormat::V3);
@@ -365,6 +367,7 @@ fn items_not_in_every_version_are_gated() {
         .get_mut("io.k8s.api.example.v1.WidgetSpec")
         .expect("WidgetSpec");
     spec.properties.remove("limit");
+    spec.required.push("enabled".into());
     older.definitions.remove("io.k8s.api.other.v1.Gadget");
     older.paths.retain(|p, _| !p.ends_with("/scale"));
     let merged = kubeset_codegen::merge::merge(vec![
@@ -376,20 +379,40 @@ fn items_not_in_every_version_are_gated() {
     let out = emit::emit(&ir, "golden").expect("emits");
     let gate = "#[cfg(not(feature = \"v1_1\"))]";
     let spec = &out.files["src/api/example/v1/widget_spec.rs"];
-    // The field, its `FIELDS` entry, its index and read arms, its count
-    // and its write.
-    assert_eq!(spec.matches(gate).count(), 6, "{spec}");
+    // Of `limit` and of `enabled`'s optional form: the field, its index
+    // and read arms, its count and its write (`FIELDS` names every field
+    // ungated, so that a position is the same in every version).
+    assert_eq!(spec.matches(gate).count(), 10, "{spec}");
     assert!(
         spec.contains(&format!("{gate}\n    pub limit: Option<")),
         "{spec}"
     );
+    let older_gate = "#[cfg(feature = \"v1_1\")]";
+    assert!(
+        spec.contains(&format!("{older_gate}\n    pub enabled: bool,")),
+        "{spec}"
+    );
+    assert!(
+        spec.contains(&format!("{gate}\n    pub enabled: Option<bool>,")),
+        "{spec}"
+    );
+    // The plain form's field, index and read arms, count and write.
+    assert_eq!(spec.matches(older_gate).count(), 5, "{spec}");
     let apply = &out.files["src/api/example/v1/widget_spec_apply.rs"];
     assert!(
         apply.contains(&format!("{gate}\n    pub limit: Option<")),
         "{apply}"
     );
-    // The field, its builder and the five places of its serde impls.
-    assert_eq!(apply.matches(gate).count(), 7, "{apply}");
+    // `limit`'s field, builder and four places of the serde impls; the
+    // apply type has one `enabled` (every field is optional there) in
+    // every version.
+    assert_eq!(apply.matches(gate).count(), 6, "{apply}");
+    assert_eq!(
+        apply.matches("pub enabled: Option<bool>,").count(),
+        1,
+        "{apply}"
+    );
+    assert!(!apply.contains(older_gate), "{apply}");
     let other = &out.files["src/api/other/mod.rs"];
     assert!(other.contains(&format!("{gate}\npub mod v1;")), "{other}");
     let resources = &out.files["src/resources/generated.rs"];

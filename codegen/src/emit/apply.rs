@@ -182,6 +182,7 @@ pub(crate) fn tokens(
     let TypeKind::Struct { fields } = &t.kind else {
         return None;
     };
+    let fields = &one_form_each(fields);
     let name = names::apply_type(&t.name);
     let model = (paths.model)(&t.definition);
     let model_doc = model.to_string().replace(' ', "");
@@ -227,6 +228,21 @@ pub(crate) fn tokens(
             #serde
         },
     ))
+}
+
+/// The fields with one entry per name: a field required in some versions
+/// and optional in others has two forms in the model (one per gate) but
+/// one in the apply type, where every field is optional, under the union
+/// of their gates.
+fn one_form_each(fields: &[Field]) -> Vec<Field> {
+    let mut out: Vec<Field> = Vec::with_capacity(fields.len());
+    for f in fields {
+        match out.iter_mut().find(|o| o.rust == f.rust) {
+            Some(o) => o.gate = crate::versions::union(o.gate.as_ref(), f.gate.as_ref()),
+            None => out.push(f.clone()),
+        }
+    }
+    out
 }
 
 /// The server-side apply note of a list field.

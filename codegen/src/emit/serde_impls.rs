@@ -31,11 +31,9 @@ fn deserialize(name: &str, fields: &[Field]) -> TokenStream {
     // Field indices follow the byte order of the JSON names.
     let mut order: Vec<&Field> = fields.iter().collect();
     order.sort_by(|a, b| a.json.cmp(&b.json));
-    let names = order.iter().map(|f| {
-        let json = f.json.as_str();
-        let cfg = cfg(f.gate.as_ref());
-        quote!(#cfg #json)
-    });
+    // Every field's name, gated or not, so that `FIELDS[index]` names the
+    // field of `index` (an error message's) in every version.
+    let names = order.iter().map(|f| f.json.as_str());
     let index_arms = order.iter().enumerate().map(|(i, f)| {
         let json = f.json.as_str();
         let i = proc_macro2::Literal::usize_unsuffixed(i);

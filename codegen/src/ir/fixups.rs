@@ -50,6 +50,11 @@ fn optionalise(
             format!("{definition}.{property} is no longer required"),
         ));
     }
+    // Optional in every version, whatever an older one said.
+    input
+        .versions
+        .required
+        .remove(&(definition.to_owned(), property.to_owned()));
     Ok(())
 }
 

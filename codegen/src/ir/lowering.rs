@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::tables::{HAND_WRITTEN, hand_written};
-use super::{Ir, ResourceRef, Ty, TypeDef, TypeKind, fixups, paths};
+use super::{Field, Ir, ResourceRef, Ty, TypeDef, TypeKind, fixups, paths};
 use crate::error::CodegenError;
 use crate::names;
 use crate::schema::{Lowerer, Mode, Scope};
@@ -133,11 +133,33 @@ fn set_gates(ir: &mut Ir, versions: &crate::versions::Versions) {
             continue;
         }
         if let TypeKind::Struct { fields } = &mut t.kind {
-            for f in fields {
-                f.gate = versions.field(&t.definition, &f.json);
-            }
+            *fields = std::mem::take(fields)
+                .into_iter()
+                .flat_map(|f| gated_forms(versions, &t.definition, f))
+                .collect();
         }
     }
+}
+
+/// A field with its gate, or, where the versions that have it disagree on
+/// whether it is required, its two forms of one name under complementary
+/// gates: plain where required, `Option` elsewhere (a field the lowering
+/// made required on its own, a kind's `metadata`, stays as it is).
+fn gated_forms(versions: &crate::versions::Versions, definition: &str, mut f: Field) -> Vec<Field> {
+    f.gate = versions.field(definition, &f.json);
+    let split = (!f.required)
+        .then(|| versions.required_split(definition, &f.json, f.gate.as_ref()))
+        .flatten();
+    let Some((required, optional)) = split else {
+        return vec![f];
+    };
+    let plain = Field {
+        required: true,
+        gate: Some(required),
+        ..f.clone()
+    };
+    f.gate = Some(optional);
+    vec![plain, f]
 }
 
 /// The Rust path (modules, name) of every definition; two definitions

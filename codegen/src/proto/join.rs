@@ -421,12 +421,15 @@ impl Joiner<'_> {
     ) -> Result<Vec<FieldCodec>, String> {
         let mut out = Vec::new();
         for p in &message.fields {
-            let found = left.iter().position(|f| {
+            // One JSON field, or its two forms under complementary version
+            // gates (required in some versions, optional in others).
+            let matches = |f: &&Field| {
                 let renamed = fixups.iter().find_map(|x| x.rename(definition, &f.json));
                 renamed.unwrap_or(f.json.as_str()) == p.name
-            });
-            if let Some(i) = found {
-                let f = left.remove(i);
+            };
+            let found: Vec<&Field> = left.iter().copied().filter(matches).collect();
+            left.retain(|f| !matches(f));
+            for f in &found {
                 if let Some(x) = fixups
                     .iter()
                     .find(|x| x.rename(definition, &f.json).is_some())
@@ -449,6 +452,8 @@ impl Joiner<'_> {
                     zero_is_unset,
                     gate: f.gate.clone(),
                 });
+            }
+            if !found.is_empty() {
                 continue;
             }
             let embedded = match (&p.label, self.set.messages.get(&p.ty)) {

@@ -31,7 +31,10 @@ use serde::{Deserialize, Deserializer};
 pub(crate) trait DeStruct: Default {
     /// Type name, for messages.
     const NAME: &'static str;
-    /// JSON field names; a name's position is its index.
+    /// JSON field names; a name's position is its index. Fields the
+    /// selected Kubernetes version lacks are listed too (and a field with
+    /// a form per version twice), so positions are the same in every
+    /// version.
     const FIELDS: &'static [&'static str];
     /// The index of the field named `key`, `None` for an unknown key.
     fn index(key: &str) -> Option<usize>;

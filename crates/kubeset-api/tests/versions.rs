@@ -95,3 +95,76 @@ fn v1_35_is_v1_35() {
 fn v1_33_is_v1_33() {
     assert_eq!(KUBERNETES_VERSION, "v1.33");
 }
+
+/// A field one version requires and another does not has the plain type
+/// under the first and `Option` under the second, as k8s-openapi's
+/// modules of those versions have it: `RoleRef.apiGroup` (required until
+/// v1.35), `CronJob.spec` (required from v1.36),
+/// `NetworkPolicySpec.podSelector` (required in v1.33 only). The types are
+/// checked by the compiler; the JSON both ways.
+#[test]
+fn required_fields_are_plain_in_the_versions_requiring_them() {
+    use kubeset_api::api::batch::v1::{CronJob, CronJobSpec};
+    use kubeset_api::api::networking::v1::NetworkPolicySpec;
+    use kubeset_api::api::rbac::v1::RoleRef;
+
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    let (api_group, spec, selector) = (
+        Some("rbac.authorization.k8s.io".to_owned()),
+        CronJobSpec::default(),
+        None,
+    );
+    #[cfg(any(feature = "v1_34", feature = "v1_35"))]
+    let (api_group, spec, selector) = (
+        "rbac.authorization.k8s.io".to_owned(),
+        Some(CronJobSpec::default()),
+        None,
+    );
+    #[cfg(feature = "v1_33")]
+    let (api_group, spec, selector) = (
+        "rbac.authorization.k8s.io".to_owned(),
+        Some(CronJobSpec::default()),
+        Default::default(),
+    );
+    let role_ref = RoleRef {
+        api_group,
+        kind: "Role".to_owned(),
+        name: "reader".to_owned(),
+    };
+    let json = serde_json::to_value(&role_ref).unwrap();
+    assert_eq!(json["apiGroup"], "rbac.authorization.k8s.io");
+    assert_eq!(serde_json::from_value::<RoleRef>(json).unwrap(), role_ref);
+
+    let cron = CronJob {
+        spec,
+        ..CronJob::default()
+    };
+    let json = serde_json::to_value(&cron).unwrap();
+    assert!(json.get("spec").is_some(), "{json}");
+    assert_eq!(serde_json::from_value::<CronJob>(json).unwrap(), cron);
+
+    let policy = NetworkPolicySpec {
+        pod_selector: selector,
+        ..NetworkPolicySpec::default()
+    };
+    let json = serde_json::to_value(&policy).unwrap();
+    // Written when plain (v1.33), absent when an unset `Option`.
+    let written = KUBERNETES_VERSION == "v1.33";
+    assert_eq!(json.get("podSelector").is_some(), written, "{json}");
+}
+
+/// A decode error names its field in every version, after fields with a
+/// form per version (`RoleRef.apiGroup`) too.
+#[test]
+fn a_decode_error_names_its_field() {
+    use kubeset_api::api::rbac::v1::RoleRef;
+
+    let err = serde_json::from_value::<RoleRef>(serde_json::json!({
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": 5,
+        "name": "reader",
+    }))
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("RoleRef.kind"), "{err}");
+}

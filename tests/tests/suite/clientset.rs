@@ -207,14 +207,15 @@ async fn clientset_service_account_token() {
     let sa: ServiceAccount = typed(json!({"metadata": {"name": "robot"}}));
     ok("create", sas.create(&PostParams::default(), &sa).await);
 
-    // `spec`, its `audiences` and the status' `token` are optional since
-    // v1.36 (the merged models keep them `Option` for every version).
+    // The suite's models are v1.35's (`v1_35`), where `spec`, its
+    // `audiences` and the status' `token` are required (plain values; v1.36
+    // makes them `Option`).
     let request = TokenRequest {
-        spec: Some(TokenRequestSpec {
-            audiences: Some(vec!["kubeset-test".into()]),
+        spec: TokenRequestSpec {
+            audiences: vec!["kubeset-test".into()],
             expiration_seconds: Some(600),
             ..TokenRequestSpec::default()
-        }),
+        },
         ..TokenRequest::default()
     };
     let answer = ok(
@@ -224,12 +225,9 @@ async fn clientset_service_account_token() {
     );
     let status = answer.status.expect("the server fills status");
     // A JWT: three base64url parts.
-    let token = status.token.expect("the server issues a token");
+    let token = status.token;
     assert_eq!(token.split('.').count(), 3, "{token}");
-    assert_eq!(
-        answer.spec.and_then(|s| s.audiences).as_deref(),
-        Some(&["kubeset-test".to_owned()][..])
-    );
+    assert_eq!(answer.spec.audiences, ["kubeset-test"]);
 
     let err = sas
         .create_token("ghost", &PostParams::default(), &request)

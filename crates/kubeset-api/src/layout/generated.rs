@@ -141,24 +141,6 @@ fn estimates_match_size_of() {
     );
     #[cfg(feature = "admissionregistration-v1")]
     super::check::<
-        crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
-    >(
-        "api::admissionregistration::v1::ValidatingAdmissionPolicyBinding",
-        720usize,
-        720usize,
-        &mut wrong,
-    );
-    #[cfg(feature = "admissionregistration-v1")]
-    super::check::<
-        crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec,
-    >(
-        "api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec",
-        360usize,
-        360usize,
-        &mut wrong,
-    );
-    #[cfg(feature = "admissionregistration-v1")]
-    super::check::<
         crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec,
     >(
         "api::admissionregistration::v1::ValidatingAdmissionPolicySpec",
@@ -467,24 +449,6 @@ fn estimates_match_size_of() {
     >("api::admissionregistration::v1beta1::Variable", 48usize, 48usize, &mut wrong);
     #[cfg(feature = "apiserverinternal-v1alpha1")]
     super::check::<
-        crate::api::apiserverinternal::v1alpha1::ServerStorageVersion,
-    >(
-        "api::apiserverinternal::v1alpha1::ServerStorageVersion",
-        96usize,
-        96usize,
-        &mut wrong,
-    );
-    #[cfg(feature = "apiserverinternal-v1alpha1")]
-    super::check::<
-        crate::api::apiserverinternal::v1alpha1::StorageVersion,
-    >(
-        "api::apiserverinternal::v1alpha1::StorageVersion",
-        464usize,
-        464usize,
-        &mut wrong,
-    );
-    #[cfg(feature = "apiserverinternal-v1alpha1")]
-    super::check::<
         crate::api::apiserverinternal::v1alpha1::StorageVersionCondition,
     >(
         "api::apiserverinternal::v1alpha1::StorageVersionCondition",
@@ -602,26 +566,6 @@ fn estimates_match_size_of() {
     );
     #[cfg(feature = "authentication-v1")]
     super::check::<
-        crate::api::authentication::v1::TokenRequest,
-    >("api::authentication::v1::TokenRequest", 544usize, 544usize, &mut wrong);
-    #[cfg(feature = "authentication-v1")]
-    super::check::<
-        crate::api::authentication::v1::TokenRequestSpec,
-    >("api::authentication::v1::TokenRequestSpec", 136usize, 136usize, &mut wrong);
-    #[cfg(feature = "authentication-v1")]
-    super::check::<
-        crate::api::authentication::v1::TokenRequestStatus,
-    >("api::authentication::v1::TokenRequestStatus", 48usize, 48usize, &mut wrong);
-    #[cfg(feature = "authentication-v1")]
-    super::check::<
-        crate::api::authentication::v1::TokenReview,
-    >("api::authentication::v1::TokenReview", 568usize, 568usize, &mut wrong);
-    #[cfg(feature = "authentication-v1")]
-    super::check::<
-        crate::api::authentication::v1::TokenReviewSpec,
-    >("api::authentication::v1::TokenReviewSpec", 48usize, 48usize, &mut wrong);
-    #[cfg(feature = "authentication-v1")]
-    super::check::<
         crate::api::authentication::v1::TokenReviewStatus,
     >("api::authentication::v1::TokenReviewStatus", 160usize, 160usize, &mut wrong);
     #[cfg(feature = "authentication-v1")]
@@ -709,10 +653,6 @@ fn estimates_match_size_of() {
     >("api::autoscaling::v1::CrossVersionObjectReference", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "autoscaling-v1")]
     super::check::<
-        crate::api::autoscaling::v1::HorizontalPodAutoscaler,
-    >("api::autoscaling::v1::HorizontalPodAutoscaler", 512usize, 512usize, &mut wrong);
-    #[cfg(feature = "autoscaling-v1")]
-    super::check::<
         crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec,
     >("api::autoscaling::v1::HorizontalPodAutoscalerSpec", 96usize, 96usize, &mut wrong);
     #[cfg(feature = "autoscaling-v1")]
@@ -774,10 +714,6 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::autoscaling::v2::HPAScalingRules,
     >("api::autoscaling::v2::HPAScalingRules", 80usize, 80usize, &mut wrong);
-    #[cfg(feature = "autoscaling-v2")]
-    super::check::<
-        crate::api::autoscaling::v2::HorizontalPodAutoscaler,
-    >("api::autoscaling::v2::HorizontalPodAutoscaler", 736usize, 736usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior,
@@ -881,15 +817,6 @@ fn estimates_match_size_of() {
         "api::batch::v1::PodFailurePolicyOnExitCodesRequirement",
         72usize,
         72usize,
-        &mut wrong,
-    );
-    #[cfg(feature = "batch-v1")]
-    super::check::<
-        crate::api::batch::v1::PodFailurePolicyOnPodConditionsPattern,
-    >(
-        "api::batch::v1::PodFailurePolicyOnPodConditionsPattern",
-        48usize,
-        48usize,
         &mut wrong,
     );
     #[cfg(feature = "batch-v1")]
@@ -1017,16 +944,8 @@ fn estimates_match_size_of() {
     >("api::coordination::v1::LeaseSpec", 136usize, 136usize, &mut wrong);
     #[cfg(feature = "coordination-v1alpha2")]
     super::check::<
-        crate::api::coordination::v1alpha2::LeaseCandidate,
-    >("api::coordination::v1alpha2::LeaseCandidate", 504usize, 504usize, &mut wrong);
-    #[cfg(feature = "coordination-v1alpha2")]
-    super::check::<
         crate::api::coordination::v1alpha2::LeaseCandidateSpec,
     >("api::coordination::v1alpha2::LeaseCandidateSpec", 144usize, 144usize, &mut wrong);
-    #[cfg(feature = "coordination-v1beta1")]
-    super::check::<
-        crate::api::coordination::v1beta1::LeaseCandidate,
-    >("api::coordination::v1beta1::LeaseCandidate", 504usize, 504usize, &mut wrong);
     #[cfg(feature = "coordination-v1beta1")]
     super::check::<
         crate::api::coordination::v1beta1::LeaseCandidateSpec,
@@ -1813,10 +1732,6 @@ fn estimates_match_size_of() {
     >("api::discovery::v1::EndpointPort", 80usize, 80usize, &mut wrong);
     #[cfg(feature = "discovery-v1")]
     super::check::<
-        crate::api::discovery::v1::EndpointSlice,
-    >("api::discovery::v1::EndpointSlice", 432usize, 432usize, &mut wrong);
-    #[cfg(feature = "discovery-v1")]
-    super::check::<
         crate::api::discovery::v1::ForNode,
     >("api::discovery::v1::ForNode", 24usize, 24usize, &mut wrong);
     #[cfg(feature = "discovery-v1")]
@@ -1960,10 +1875,6 @@ fn estimates_match_size_of() {
     >("api::networking::v1::HTTPIngressRuleValue", 24usize, 24usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
-        crate::api::networking::v1::IPAddress,
-    >("api::networking::v1::IPAddress", 456usize, 456usize, &mut wrong);
-    #[cfg(feature = "networking-v1")]
-    super::check::<
         crate::api::networking::v1::IPAddressSpec,
     >("api::networking::v1::IPAddressSpec", 96usize, 96usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
@@ -2029,10 +1940,6 @@ fn estimates_match_size_of() {
     >("api::networking::v1::IngressTLS", 48usize, 48usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
-        crate::api::networking::v1::NetworkPolicy,
-    >("api::networking::v1::NetworkPolicy", 488usize, 488usize, &mut wrong);
-    #[cfg(feature = "networking-v1")]
-    super::check::<
         crate::api::networking::v1::NetworkPolicyEgressRule,
     >("api::networking::v1::NetworkPolicyEgressRule", 48usize, 48usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
@@ -2047,10 +1954,6 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::networking::v1::NetworkPolicyPort,
     >("api::networking::v1::NetworkPolicyPort", 56usize, 56usize, &mut wrong);
-    #[cfg(feature = "networking-v1")]
-    super::check::<
-        crate::api::networking::v1::NetworkPolicySpec,
-    >("api::networking::v1::NetworkPolicySpec", 128usize, 128usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::ParentReference,
@@ -2071,10 +1974,6 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::networking::v1::ServiceCIDRStatus,
     >("api::networking::v1::ServiceCIDRStatus", 24usize, 24usize, &mut wrong);
-    #[cfg(feature = "networking-v1beta1")]
-    super::check::<
-        crate::api::networking::v1beta1::IPAddress,
-    >("api::networking::v1beta1::IPAddress", 456usize, 456usize, &mut wrong);
     #[cfg(feature = "networking-v1beta1")]
     super::check::<
         crate::api::networking::v1beta1::IPAddressSpec,
@@ -2113,16 +2012,8 @@ fn estimates_match_size_of() {
     >("api::policy::v1::Eviction", 480usize, 480usize, &mut wrong);
     #[cfg(feature = "policy-v1")]
     super::check::<
-        crate::api::policy::v1::PodDisruptionBudget,
-    >("api::policy::v1::PodDisruptionBudget", 592usize, 592usize, &mut wrong);
-    #[cfg(feature = "policy-v1")]
-    super::check::<
         crate::api::policy::v1::PodDisruptionBudgetSpec,
     >("api::policy::v1::PodDisruptionBudgetSpec", 128usize, 128usize, &mut wrong);
-    #[cfg(feature = "policy-v1")]
-    super::check::<
-        crate::api::policy::v1::PodDisruptionBudgetStatus,
-    >("api::policy::v1::PodDisruptionBudgetStatus", 104usize, 104usize, &mut wrong);
     #[cfg(feature = "rbac-v1")]
     super::check::<
         crate::api::rbac::v1::AggregationRule,
@@ -2133,24 +2024,12 @@ fn estimates_match_size_of() {
     >("api::rbac::v1::ClusterRole", 408usize, 408usize, &mut wrong);
     #[cfg(feature = "rbac-v1")]
     super::check::<
-        crate::api::rbac::v1::ClusterRoleBinding,
-    >("api::rbac::v1::ClusterRoleBinding", 456usize, 456usize, &mut wrong);
-    #[cfg(feature = "rbac-v1")]
-    super::check::<
         crate::api::rbac::v1::PolicyRule,
     >("api::rbac::v1::PolicyRule", 120usize, 120usize, &mut wrong);
     #[cfg(feature = "rbac-v1")]
     super::check::<
         crate::api::rbac::v1::Role,
     >("api::rbac::v1::Role", 384usize, 384usize, &mut wrong);
-    #[cfg(feature = "rbac-v1")]
-    super::check::<
-        crate::api::rbac::v1::RoleBinding,
-    >("api::rbac::v1::RoleBinding", 456usize, 456usize, &mut wrong);
-    #[cfg(feature = "rbac-v1")]
-    super::check::<
-        crate::api::rbac::v1::RoleRef,
-    >("api::rbac::v1::RoleRef", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "rbac-v1")]
     super::check::<
         crate::api::rbac::v1::Subject,
@@ -2789,10 +2668,6 @@ fn estimates_match_size_of() {
     super::check::<
         crate::api::resource::v1beta2::ResourceSliceSpec,
     >("api::resource::v1beta2::ResourceSliceSpec", 168usize, 168usize, &mut wrong);
-    #[cfg(feature = "scheduling-v1")]
-    super::check::<
-        crate::api::scheduling::v1::PriorityClass,
-    >("api::scheduling::v1::PriorityClass", 424usize, 424usize, &mut wrong);
     #[cfg(feature = "scheduling-v1alpha1")] #[cfg(feature = "v1_35")]
     super::check::<
         crate::api::scheduling::v1alpha1::BasicSchedulingPolicy,

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, PodSpec};
+use k8s_openapi::api::discovery::v1::{Endpoint, EndpointSlice};
+use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::ResourceExt;
 use kube::api::{
@@ -167,5 +169,57 @@ async fn entry_gets_or_creates_and_modifies() -> Result<(), BoxError> {
         return Err("the entry was not found".into());
     }
     assert_eq!(cms.get("settings").await?.data.unwrap()["key"], "second");
+    Ok(())
+}
+
+/// Fields k8s-openapi's `v1_35` models have as plain values because
+/// Kubernetes 1.35 requires them (v1.36 no longer does: `Option` under
+/// `v1_36`), written as struct literals and read back.
+#[tokio::test]
+async fn fields_the_version_requires_are_plain_values() -> Result<(), BoxError> {
+    let (_server, client) = server().await?;
+    let meta = |name: &str| ObjectMeta {
+        name: Some(name.to_owned()),
+        ..ObjectMeta::default()
+    };
+    let roles: Api<Role> = Api::namespaced(client.clone(), "default");
+    let role = Role {
+        metadata: meta("reader"),
+        rules: Some(vec![PolicyRule {
+            api_groups: Some(vec![String::new()]),
+            resources: Some(vec!["configmaps".to_owned()]),
+            verbs: vec!["get".to_owned()],
+            ..PolicyRule::default()
+        }]),
+    };
+    roles.create(&PostParams::default(), &role).await?;
+    let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), "default");
+    let binding = RoleBinding {
+        metadata: meta("reader"),
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".to_owned(),
+            kind: "Role".to_owned(),
+            name: "reader".to_owned(),
+        },
+        subjects: None,
+    };
+    let created = bindings.create(&PostParams::default(), &binding).await?;
+    let api_group: String = created.role_ref.api_group;
+    assert_eq!(api_group, "rbac.authorization.k8s.io");
+
+    let slices: Api<EndpointSlice> = Api::namespaced(client, "default");
+    let slice = EndpointSlice {
+        metadata: meta("web-1"),
+        address_type: "IPv4".to_owned(),
+        endpoints: vec![Endpoint {
+            addresses: vec!["10.0.0.7".to_owned()],
+            ..Endpoint::default()
+        }],
+        ports: None,
+    };
+    let created = slices.create(&PostParams::default(), &slice).await?;
+    let endpoints: Vec<Endpoint> = created.endpoints;
+    assert_eq!(endpoints.len(), 1);
+    assert_eq!(endpoints[0].addresses, ["10.0.0.7"]);
     Ok(())
 }

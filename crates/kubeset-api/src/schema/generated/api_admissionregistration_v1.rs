@@ -1418,6 +1418,19 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "spec defines the desired behavior of the ValidatingAdmissionPolicyBinding.",
+                    ),
+                    reference: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
                 Prop {
                     name: "spec",
                     schema: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec as JsonSchema>::json_schema,
@@ -1523,6 +1536,18 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec 
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+                Prop {
+                    name: "policyName",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "policyName references a ValidatingAdmissionPolicy name which the ValidatingAdmissionPolicyBinding binds to. If the referenced resource does not exist, this binding is considered invalid and will be ignored Required.",
+                    ),
+                    unset_when_absent: true,
+                    ..Prop::NONE
+                },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
                 Prop {
                     name: "policyName",
                     schema: <String as JsonSchema>::json_schema,
@@ -1531,6 +1556,18 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec 
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+                Prop {
+                    name: "validationActions",
+                    schema: <Vec<String> as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "validationActions declares how Validations of the referenced ValidatingAdmissionPolicy are enforced. If a validation evaluates to false it is always enforced according to these actions.\n\nFailures defined by the ValidatingAdmissionPolicy's FailurePolicy are enforced according to these actions only if the FailurePolicy is set to Fail, otherwise the failures are ignored. This includes compilation errors, runtime errors and misconfigurations of the policy.\n\nvalidationActions is declared as a set of action values. Order does not matter. validationActions may not contain duplicates of the same action.\n\nThe supported actions values are:\n\n\"Deny\" specifies that a validation failure results in a denied request.\n\n\"Warn\" specifies that a validation failure is reported to the request client in HTTP Warning headers, with a warning code of 299. Warnings can be sent both for allowed or denied admission responses.\n\n\"Audit\" specifies that a validation failure is included in the published audit event for the request. The audit event will contain a `validation.policy.admission.k8s.io/validation_failure` audit annotation with a value containing the details of the validation failures, formatted as a JSON list of objects, each with the following fields: - message: The validation failure message string - policy: The resource name of the ValidatingAdmissionPolicy - binding: The resource name of the ValidatingAdmissionPolicyBinding - expressionIndex: The index of the failed validations in the ValidatingAdmissionPolicy - validationActions: The enforcement actions enacted for the validation failure Example audit annotation: `\"validation.policy.admission.k8s.io/validation_failure\": \"[{\\\"message\\\": \\\"Invalid value\\\", {\\\"policy\\\": \\\"policy.example.com\\\", {\\\"binding\\\": \\\"policybinding.example.com\\\", {\\\"expressionIndex\\\": \\\"1\\\", {\\\"validationActions\\\": [\\\"Audit\\\"]}]\"`\n\nClients should expect to handle additional values by ignoring any values not recognized.\n\n\"Deny\" and \"Warn\" may not be used together since this combination needlessly duplicates the validation failure both in the API response body and the HTTP warning headers.\n\nRequired.",
+                    ),
+                    list_type: Some("set"),
+                    ..Prop::NONE
+                },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
                 Prop {
                     name: "validationActions",
                     schema: <Vec<String> as JsonSchema>::json_schema,

@@ -35,6 +35,18 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::ServerStorageVersio
             map_type: None,
             opaque: false,
             properties: &[
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+                Prop {
+                    name: "apiServerID",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "apiServerID is the ID of the reporting API server.",
+                    ),
+                    unset_when_absent: true,
+                    ..Prop::NONE
+                },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
                 Prop {
                     name: "apiServerID",
                     schema: <String as JsonSchema>::json_schema,
@@ -43,6 +55,18 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::ServerStorageVersio
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+                Prop {
+                    name: "decodableVersions",
+                    schema: <Vec<String> as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "decodableVersions are the encoding versions the API server can handle to decode. The API server can decode objects encoded in these versions. The encodingVersion must be included in the decodableVersions.",
+                    ),
+                    list_type: Some("set"),
+                    ..Prop::NONE
+                },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
                 Prop {
                     name: "decodableVersions",
                     schema: <Vec<String> as JsonSchema>::json_schema,
@@ -52,6 +76,18 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::ServerStorageVersio
                     list_type: Some("set"),
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+                Prop {
+                    name: "encodingVersion",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "encodingVersion the API server encodes the object to when persisting it in the backend (e.g., etcd).",
+                    ),
+                    unset_when_absent: true,
+                    ..Prop::NONE
+                },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
                 Prop {
                     name: "encodingVersion",
                     schema: <String as JsonSchema>::json_schema,
@@ -111,6 +147,19 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersion {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::apiserverinternal::v1alpha1::StorageVersionSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "spec is an empty spec. It is here to comply with Kubernetes API style.",
+                    ),
+                    reference: <crate::api::apiserverinternal::v1alpha1::StorageVersionSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
                 Prop {
                     name: "spec",
                     schema: <crate::api::apiserverinternal::v1alpha1::StorageVersionSpec as JsonSchema>::json_schema,
@@ -121,6 +170,19 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersion {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+                Prop {
+                    name: "status",
+                    schema: <crate::api::apiserverinternal::v1alpha1::StorageVersionStatus as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "status on the version the API server instance can decode from and encode objects to when persisting objects in the backend.",
+                    ),
+                    reference: <crate::api::apiserverinternal::v1alpha1::StorageVersionStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
                 Prop {
                     name: "status",
                     schema: <crate::api::apiserverinternal::v1alpha1::StorageVersionStatus as JsonSchema>::json_schema,

@@ -199,6 +199,19 @@ impl JsonSchema for crate::api::authentication::v1::TokenRequest {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::authentication::v1::TokenRequestSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "spec holds information about the request being evaluated",
+                    ),
+                    reference: <crate::api::authentication::v1::TokenRequestSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
                 Prop {
                     name: "spec",
                     schema: <crate::api::authentication::v1::TokenRequestSpec as JsonSchema>::json_schema,
@@ -237,6 +250,18 @@ impl JsonSchema for crate::api::authentication::v1::TokenRequestSpec {
             map_type: None,
             opaque: false,
             properties: &[
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+                Prop {
+                    name: "audiences",
+                    schema: <Vec<String> as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "audiences are the intendend audiences of the token. A recipient of a token must identify themself with an identifier in the list of audiences of the token, and otherwise should reject the token. A token issued for multiple audiences may be used to authenticate against any of the audiences listed but implies a high degree of trust between the target audiences.",
+                    ),
+                    list_type: Some("atomic"),
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
                 Prop {
                     name: "audiences",
                     schema: <Vec<String> as JsonSchema>::json_schema,
@@ -280,6 +305,19 @@ impl JsonSchema for crate::api::authentication::v1::TokenRequestStatus {
             map_type: None,
             opaque: false,
             properties: &[
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+                Prop {
+                    name: "expirationTimestamp",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "expirationTimestamp is the time of expiration of the returned token.",
+                    ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
                 Prop {
                     name: "expirationTimestamp",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
@@ -290,6 +328,15 @@ impl JsonSchema for crate::api::authentication::v1::TokenRequestStatus {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+                Prop {
+                    name: "token",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some("token is the opaque bearer token."),
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
                 Prop {
                     name: "token",
                     schema: <String as JsonSchema>::json_schema,
@@ -388,6 +435,16 @@ impl JsonSchema for crate::api::authentication::v1::TokenReviewSpec {
                     list_type: Some("atomic"),
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+                Prop {
+                    name: "token",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some("token is the opaque bearer token."),
+                    unset_when_absent: true,
+                    ..Prop::NONE
+                },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
                 Prop {
                     name: "token",
                     schema: <String as JsonSchema>::json_schema,

@@ -107,6 +107,19 @@ impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscaler {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "spec defines the behaviour of autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.",
+                    ),
+                    reference: <crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
                 Prop {
                     name: "spec",
                     schema: <crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec as JsonSchema>::json_schema,

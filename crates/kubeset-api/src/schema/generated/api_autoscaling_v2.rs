@@ -427,6 +427,19 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscaler {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "spec is the specification for the behaviour of the autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.",
+                    ),
+                    reference: <crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
                 Prop {
                     name: "spec",
                     schema: <crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec as JsonSchema>::json_schema,

@@ -94,6 +94,19 @@ impl JsonSchema for crate::api::batch::v1::CronJob {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::batch::v1::CronJobSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Specification of the desired behavior of a cron job, including the schedule. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                    ),
+                    reference: <crate::api::batch::v1::CronJobSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
                 Prop {
                     name: "spec",
                     schema: <crate::api::batch::v1::CronJobSpec as JsonSchema>::json_schema,
@@ -882,6 +895,17 @@ impl JsonSchema for crate::api::batch::v1::PodFailurePolicyOnPodConditionsPatter
             map_type: None,
             opaque: false,
             properties: &[
+                #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+                Prop {
+                    name: "status",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Specifies the required Pod condition status. To match a pod condition it is required that the specified status equals the pod condition status. Defaults to True.",
+                    ),
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
                 Prop {
                     name: "status",
                     schema: <String as JsonSchema>::json_schema,

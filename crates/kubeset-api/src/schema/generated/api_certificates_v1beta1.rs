@@ -333,6 +333,17 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestSpec
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(feature = "v1_35")]
+                Prop {
+                    name: "pkixPublicKey",
+                    schema: <crate::ByteString as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "The PKIX-serialized public key the signer will issue the certificate to.\n\nThe key must be one of RSA3072, RSA4096, ECDSAP256, ECDSAP384, ECDSAP521, or ED25519. Note that this list may be expanded in the future.\n\nSigner implementations do not need to support all key types supported by kube-apiserver and kubelet.  If a signer does not support the key type used for a given PodCertificateRequest, it must deny the request by setting a status.conditions entry with a type of \"Denied\" and a reason of \"UnsupportedKeyType\". It may also suggest a key type that it does support in the message field.\n\nDeprecated: This field is replaced by StubPKCS10Request. If StubPKCS10Request is set, this field must be empty.  Signer implementations should extract the public key from the StubPKCS10Request field.",
+                    ),
+                    ..Prop::NONE
+                },
+                #[cfg(not(feature = "v1_35"))]
                 Prop {
                     name: "pkixPublicKey",
                     schema: <crate::ByteString as JsonSchema>::json_schema,
@@ -359,6 +370,17 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestSpec
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(feature = "v1_35")]
+                Prop {
+                    name: "proofOfPossession",
+                    schema: <crate::ByteString as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "A proof that the requesting kubelet holds the private key corresponding to pkixPublicKey.\n\nIt is contructed by signing the ASCII bytes of the pod's UID using `pkixPublicKey`.\n\nkube-apiserver validates the proof of possession during creation of the PodCertificateRequest.\n\nIf the key is an RSA key, then the signature is over the ASCII bytes of the pod UID, using RSASSA-PSS from RFC 8017 (as implemented by the golang function crypto/rsa.SignPSS with nil options).\n\nIf the key is an ECDSA key, then the signature is as described by [SEC 1, Version 2.0](https://www.secg.org/sec1-v2.pdf) (as implemented by the golang library function crypto/ecdsa.SignASN1)\n\nIf the key is an ED25519 key, the the signature is as described by the [ED25519 Specification](https://ed25519.cr.yp.to/) (as implemented by the golang library crypto/ed25519.Sign).\n\nDeprecated: This field is replaced by StubPKCS10Request. If StubPKCS10Request is set, this field must be empty.",
+                    ),
+                    ..Prop::NONE
+                },
+                #[cfg(not(feature = "v1_35"))]
                 Prop {
                     name: "proofOfPossession",
                     schema: <crate::ByteString as JsonSchema>::json_schema,

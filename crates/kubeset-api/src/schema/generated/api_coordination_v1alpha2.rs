@@ -52,6 +52,19 @@ impl JsonSchema for crate::api::coordination::v1alpha2::LeaseCandidate {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::coordination::v1alpha2::LeaseCandidateSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                    ),
+                    reference: <crate::api::coordination::v1alpha2::LeaseCandidateSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
                 Prop {
                     name: "spec",
                     schema: <crate::api::coordination::v1alpha2::LeaseCandidateSpec as JsonSchema>::json_schema,

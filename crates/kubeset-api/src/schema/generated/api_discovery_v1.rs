@@ -293,6 +293,22 @@ impl JsonSchema for crate::api::discovery::v1::EndpointSlice {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+                Prop {
+                    name: "endpoints",
+                    schema: <Vec<
+                        crate::api::discovery::v1::Endpoint,
+                    > as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 endpoints.",
+                    ),
+                    list_type: Some("atomic"),
+                    reference: <crate::api::discovery::v1::Endpoint as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
                 Prop {
                     name: "endpoints",
                     schema: <Vec<

@@ -224,6 +224,19 @@ impl JsonSchema for crate::api::networking::v1::IPAddress {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::networking::v1::IPAddressSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                    ),
+                    reference: <crate::api::networking::v1::IPAddressSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
                 Prop {
                     name: "spec",
                     schema: <crate::api::networking::v1::IPAddressSpec as JsonSchema>::json_schema,
@@ -1347,6 +1360,19 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicySpec {
                     wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
+                #[cfg(feature = "v1_33")]
+                Prop {
+                    name: "podSelector",
+                    schema: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field. An empty selector matches all pods in the policy's namespace. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is optional. If it is not specified, it defaults to an empty selector.",
+                    ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                #[cfg(not(feature = "v1_33"))]
                 Prop {
                     name: "podSelector",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::json_schema,

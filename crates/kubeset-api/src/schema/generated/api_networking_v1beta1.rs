@@ -67,6 +67,19 @@ impl JsonSchema for crate::api::networking::v1beta1::IPAddress {
                     wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+                Prop {
+                    name: "spec",
+                    schema: <crate::api::networking::v1beta1::IPAddressSpec as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                    ),
+                    reference: <crate::api::networking::v1beta1::IPAddressSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
+                    ..Prop::NONE
+                },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
                 Prop {
                     name: "spec",
                     schema: <crate::api::networking::v1beta1::IPAddressSpec as JsonSchema>::json_schema,

@@ -273,12 +273,30 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetStatus {
                     wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+                Prop {
+                    name: "currentHealthy",
+                    schema: <i32 as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some("current number of healthy pods"),
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
                 Prop {
                     name: "currentHealthy",
                     schema: <i32 as JsonSchema>::json_schema,
                     description: Some("current number of healthy pods"),
                     ..Prop::NONE
                 },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+                Prop {
+                    name: "desiredHealthy",
+                    schema: <i32 as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some("minimum desired number of healthy pods"),
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
                 Prop {
                     name: "desiredHealthy",
                     schema: <i32 as JsonSchema>::json_schema,
@@ -298,6 +316,17 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetStatus {
                     wrap: crate::schema::Wrap::Map,
                     ..Prop::NONE
                 },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+                Prop {
+                    name: "disruptionsAllowed",
+                    schema: <i32 as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "Number of pod disruptions that are currently allowed.",
+                    ),
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
                 Prop {
                     name: "disruptionsAllowed",
                     schema: <i32 as JsonSchema>::json_schema,
@@ -306,6 +335,17 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetStatus {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+                Prop {
+                    name: "expectedPods",
+                    schema: <i32 as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "total number of pods counted by this disruption budget",
+                    ),
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
                 Prop {
                     name: "expectedPods",
                     schema: <i32 as JsonSchema>::json_schema,

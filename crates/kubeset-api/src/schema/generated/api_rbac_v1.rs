@@ -602,6 +602,17 @@ impl JsonSchema for crate::api::rbac::v1::RoleRef {
             map_type: Some("atomic"),
             opaque: false,
             properties: &[
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+                Prop {
+                    name: "apiGroup",
+                    schema: <String as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "APIGroup is the group for the resource being referenced",
+                    ),
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
                 Prop {
                     name: "apiGroup",
                     schema: <String as JsonSchema>::json_schema,

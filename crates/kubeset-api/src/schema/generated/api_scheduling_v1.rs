@@ -73,6 +73,17 @@ impl JsonSchema for crate::api::scheduling::v1::PriorityClass {
                     ),
                     ..Prop::NONE
                 },
+                #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+                Prop {
+                    name: "value",
+                    schema: <i32 as JsonSchema>::json_schema,
+                    required: true,
+                    description: Some(
+                        "value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.",
+                    ),
+                    ..Prop::NONE
+                },
+                #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
                 Prop {
                     name: "value",
                     schema: <i32 as JsonSchema>::json_schema,

@@ -9,6 +9,10 @@ pub struct ValidatingAdmissionPolicyBindingSpec {
     /// paramRef specifies the parameter resource used to configure the admission control policy. It should point to a resource of the type specified in ParamKind of the bound ValidatingAdmissionPolicy. If the policy specifies a ParamKind and the resource referred to by ParamRef does not exist, this binding is considered mis-configured and the FailurePolicy of the ValidatingAdmissionPolicy applied. If the policy does not specify a ParamKind then this field is ignored, and the rules are evaluated without a param.
     pub param_ref: Option<crate::api::admissionregistration::v1::ParamRef>,
     /// policyName references a ValidatingAdmissionPolicy name which the ValidatingAdmissionPolicyBinding binds to. If the referenced resource does not exist, this binding is considered invalid and will be ignored Required.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    pub policy_name: String,
+    /// policyName references a ValidatingAdmissionPolicy name which the ValidatingAdmissionPolicyBinding binds to. If the referenced resource does not exist, this binding is considered invalid and will be ignored Required.
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
     pub policy_name: Option<String>,
     /// validationActions declares how Validations of the referenced ValidatingAdmissionPolicy are enforced. If a validation evaluates to false it is always enforced according to these actions.
     ///
@@ -29,6 +33,28 @@ pub struct ValidatingAdmissionPolicyBindingSpec {
     /// "Deny" and "Warn" may not be used together since this combination needlessly duplicates the validation failure both in the API response body and the HTTP warning headers.
     ///
     /// Required.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    pub validation_actions: Vec<String>,
+    /// validationActions declares how Validations of the referenced ValidatingAdmissionPolicy are enforced. If a validation evaluates to false it is always enforced according to these actions.
+    ///
+    /// Failures defined by the ValidatingAdmissionPolicy's FailurePolicy are enforced according to these actions only if the FailurePolicy is set to Fail, otherwise the failures are ignored. This includes compilation errors, runtime errors and misconfigurations of the policy.
+    ///
+    /// validationActions is declared as a set of action values. Order does not matter. validationActions may not contain duplicates of the same action.
+    ///
+    /// The supported actions values are:
+    ///
+    /// "Deny" specifies that a validation failure results in a denied request.
+    ///
+    /// "Warn" specifies that a validation failure is reported to the request client in HTTP Warning headers, with a warning code of 299. Warnings can be sent both for allowed or denied admission responses.
+    ///
+    /// "Audit" specifies that a validation failure is included in the published audit event for the request. The audit event will contain a `validation.policy.admission.k8s.io/validation_failure` audit annotation with a value containing the details of the validation failures, formatted as a JSON list of objects, each with the following fields: - message: The validation failure message string - policy: The resource name of the ValidatingAdmissionPolicy - binding: The resource name of the ValidatingAdmissionPolicyBinding - expressionIndex: The index of the failed validations in the ValidatingAdmissionPolicy - validationActions: The enforcement actions enacted for the validation failure Example audit annotation: `"validation.policy.admission.k8s.io/validation_failure": "[{\"message\": \"Invalid value\", {\"policy\": \"policy.example.com\", {\"binding\": \"policybinding.example.com\", {\"expressionIndex\": \"1\", {\"validationActions\": [\"Audit\"]}]"`
+    ///
+    /// Clients should expect to handle additional values by ignoring any values not recognized.
+    ///
+    /// "Deny" and "Warn" may not be used together since this combination needlessly duplicates the validation failure both in the API response body and the HTTP warning headers.
+    ///
+    /// Required.
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
     pub validation_actions: Option<Vec<String>>,
 }
 impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyBindingSpec {
@@ -37,14 +63,22 @@ impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyBindingSpec {
         "matchResources",
         "paramRef",
         "policyName",
+        "policyName",
+        "validationActions",
         "validationActions",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "matchResources" => 0,
             "paramRef" => 1,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             "policyName" => 2,
-            "validationActions" => 3,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            "policyName" => 3,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "validationActions" => 4,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            "validationActions" => 5,
             _ => return None,
         };
         Some(index)
@@ -54,11 +88,18 @@ impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyBindingSpec {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.match_resources = map.next_value()?,
             1 => self.param_ref = map.next_value()?,
-            2 => self.policy_name = map.next_value()?,
-            3 => self.validation_actions = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            2 => self.policy_name = crate::serde_util::required(map)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            3 => self.policy_name = map.next_value()?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            4 => self.validation_actions = crate::serde_util::required_vec(map)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            5 => self.validation_actions = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())
@@ -75,9 +116,15 @@ impl serde::Serialize for ValidatingAdmissionPolicyBindingSpec {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.match_resources.is_some())
-            + usize::from(self.param_ref.is_some())
-            + usize::from(self.policy_name.is_some())
-            + usize::from(self.validation_actions.is_some());
+            + usize::from(self.param_ref.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + 1;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + usize::from(self.policy_name.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + 1;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + usize::from(self.validation_actions.is_some());
         let mut state = serializer
             .serialize_struct("ValidatingAdmissionPolicyBindingSpec", len)?;
         if let Some(value) = &self.match_resources {
@@ -86,9 +133,15 @@ impl serde::Serialize for ValidatingAdmissionPolicyBindingSpec {
         if let Some(value) = &self.param_ref {
             state.serialize_field("paramRef", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        state.serialize_field("policyName", &self.policy_name)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         if let Some(value) = &self.policy_name {
             state.serialize_field("policyName", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        state.serialize_field("validationActions", &self.validation_actions)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         if let Some(value) = &self.validation_actions {
             state.serialize_field("validationActions", value)?;
         }

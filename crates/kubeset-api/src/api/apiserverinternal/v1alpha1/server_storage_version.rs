@@ -5,10 +5,22 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerStorageVersion {
     /// apiServerID is the ID of the reporting API server.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    pub api_server_id: String,
+    /// apiServerID is the ID of the reporting API server.
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
     pub api_server_id: Option<String>,
     /// decodableVersions are the encoding versions the API server can handle to decode. The API server can decode objects encoded in these versions. The encodingVersion must be included in the decodableVersions.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    pub decodable_versions: Vec<String>,
+    /// decodableVersions are the encoding versions the API server can handle to decode. The API server can decode objects encoded in these versions. The encodingVersion must be included in the decodableVersions.
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
     pub decodable_versions: Option<Vec<String>>,
     /// encodingVersion the API server encodes the object to when persisting it in the backend (e.g., etcd).
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    pub encoding_version: String,
+    /// encodingVersion the API server encodes the object to when persisting it in the backend (e.g., etcd).
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
     pub encoding_version: Option<String>,
     /// servedVersions lists all versions the API server can serve. DecodableVersions must include all ServedVersions.
     pub served_versions: Option<Vec<String>>,
@@ -17,16 +29,28 @@ impl crate::serde_util::DeStruct for ServerStorageVersion {
     const NAME: &'static str = "ServerStorageVersion";
     const FIELDS: &'static [&'static str] = &[
         "apiServerID",
+        "apiServerID",
         "decodableVersions",
+        "decodableVersions",
+        "encodingVersion",
         "encodingVersion",
         "servedVersions",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             "apiServerID" => 0,
-            "decodableVersions" => 1,
-            "encodingVersion" => 2,
-            "servedVersions" => 3,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            "apiServerID" => 1,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "decodableVersions" => 2,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            "decodableVersions" => 3,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "encodingVersion" => 4,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            "encodingVersion" => 5,
+            "servedVersions" => 6,
             _ => return None,
         };
         Some(index)
@@ -36,11 +60,21 @@ impl crate::serde_util::DeStruct for ServerStorageVersion {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
-            0 => self.api_server_id = map.next_value()?,
-            1 => self.decodable_versions = crate::serde_util::optional_vec(map)?,
-            2 => self.encoding_version = map.next_value()?,
-            3 => self.served_versions = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            0 => self.api_server_id = crate::serde_util::required(map)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            1 => self.api_server_id = map.next_value()?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            2 => self.decodable_versions = crate::serde_util::required_vec(map)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            3 => self.decodable_versions = crate::serde_util::optional_vec(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            4 => self.encoding_version = crate::serde_util::required(map)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            5 => self.encoding_version = map.next_value()?,
+            6 => self.served_versions = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())
@@ -56,17 +90,35 @@ impl<'de> serde::Deserialize<'de> for ServerStorageVersion {
 impl serde::Serialize for ServerStorageVersion {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.api_server_id.is_some())
-            + usize::from(self.decodable_versions.is_some())
-            + usize::from(self.encoding_version.is_some())
-            + usize::from(self.served_versions.is_some());
+        let len = usize::from(self.served_versions.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + 1;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + usize::from(self.api_server_id.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + 1;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + usize::from(self.decodable_versions.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + 1;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + usize::from(self.encoding_version.is_some());
         let mut state = serializer.serialize_struct("ServerStorageVersion", len)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        state.serialize_field("apiServerID", &self.api_server_id)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         if let Some(value) = &self.api_server_id {
             state.serialize_field("apiServerID", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        state.serialize_field("decodableVersions", &self.decodable_versions)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         if let Some(value) = &self.decodable_versions {
             state.serialize_field("decodableVersions", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        state.serialize_field("encodingVersion", &self.encoding_version)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         if let Some(value) = &self.encoding_version {
             state.serialize_field("encodingVersion", value)?;
         }

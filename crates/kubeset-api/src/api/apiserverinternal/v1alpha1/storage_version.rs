@@ -7,8 +7,16 @@ pub struct StorageVersion {
     /// metadata is the standard object metadata. The name is <group>.<resource>.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec is an empty spec. It is here to comply with Kubernetes API style.
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+    pub spec: crate::api::apiserverinternal::v1alpha1::StorageVersionSpec,
+    /// spec is an empty spec. It is here to comply with Kubernetes API style.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
     pub spec: Option<crate::api::apiserverinternal::v1alpha1::StorageVersionSpec>,
     /// status on the version the API server instance can decode from and encode objects to when persisting objects in the backend.
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+    pub status: crate::api::apiserverinternal::v1alpha1::StorageVersionStatus,
+    /// status on the version the API server instance can decode from and encode objects to when persisting objects in the backend.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
     pub status: Option<crate::api::apiserverinternal::v1alpha1::StorageVersionStatus>,
 }
 impl crate::Resource for StorageVersion {
@@ -32,12 +40,24 @@ impl crate::Metadata for StorageVersion {
 }
 impl crate::serde_util::DeStruct for StorageVersion {
     const NAME: &'static str = "StorageVersion";
-    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    const FIELDS: &'static [&'static str] = &[
+        "metadata",
+        "spec",
+        "spec",
+        "status",
+        "status",
+    ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "metadata" => 0,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             "spec" => 1,
-            "status" => 2,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "spec" => 2,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            "status" => 3,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "status" => 4,
             _ => return None,
         };
         Some(index)
@@ -47,10 +67,17 @@ impl crate::serde_util::DeStruct for StorageVersion {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
-            1 => self.spec = map.next_value()?,
-            2 => self.status = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            1 => self.spec = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            2 => self.spec = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            3 => self.status = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            4 => self.status = map.next_value()?,
             _ => {}
         }
         Ok(())
@@ -66,15 +93,28 @@ impl<'de> serde::Deserialize<'de> for StorageVersion {
 impl serde::Serialize for StorageVersion {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.spec.is_some())
-            + usize::from(self.status.is_some());
+        let len = 3usize;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + usize::from(self.spec.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + usize::from(self.status.is_some());
         let mut state = serializer.serialize_struct("StorageVersion", len)?;
         state.serialize_field("apiVersion", "internal.apiserver.k8s.io/v1alpha1")?;
         state.serialize_field("kind", "StorageVersion")?;
         state.serialize_field("metadata", &self.metadata)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        state.serialize_field("spec", &self.spec)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         if let Some(value) = &self.spec {
             state.serialize_field("spec", value)?;
         }
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        state.serialize_field("status", &self.status)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         if let Some(value) = &self.status {
             state.serialize_field("status", value)?;
         }

@@ -7,18 +7,25 @@ pub struct TokenRequest {
     /// metadata is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec holds information about the request being evaluated
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+    pub spec: crate::api::authentication::v1::TokenRequestSpec,
+    /// spec holds information about the request being evaluated
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
     pub spec: Option<crate::api::authentication::v1::TokenRequestSpec>,
     /// status is filled in by the server and indicates whether the token can be authenticated.
     pub status: Option<crate::api::authentication::v1::TokenRequestStatus>,
 }
 impl crate::serde_util::DeStruct for TokenRequest {
     const NAME: &'static str = "TokenRequest";
-    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "spec", "status"];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "metadata" => 0,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             "spec" => 1,
-            "status" => 2,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "spec" => 2,
+            "status" => 3,
             _ => return None,
         };
         Some(index)
@@ -28,10 +35,14 @@ impl crate::serde_util::DeStruct for TokenRequest {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
-            1 => self.spec = map.next_value()?,
-            2 => self.status = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            1 => self.spec = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            2 => self.spec = map.next_value()?,
+            3 => self.status = map.next_value()?,
             _ => {}
         }
         Ok(())
@@ -47,12 +58,18 @@ impl<'de> serde::Deserialize<'de> for TokenRequest {
 impl serde::Serialize for TokenRequest {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.spec.is_some())
-            + usize::from(self.status.is_some());
+        let len = 3usize + usize::from(self.status.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + usize::from(self.spec.is_some());
         let mut state = serializer.serialize_struct("TokenRequest", len)?;
         state.serialize_field("apiVersion", "authentication.k8s.io/v1")?;
         state.serialize_field("kind", "TokenRequest")?;
         state.serialize_field("metadata", &self.metadata)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        state.serialize_field("spec", &self.spec)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         if let Some(value) = &self.spec {
             state.serialize_field("spec", value)?;
         }

@@ -5,6 +5,10 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenRequestSpec {
     /// audiences are the intendend audiences of the token. A recipient of a token must identify themself with an identifier in the list of audiences of the token, and otherwise should reject the token. A token issued for multiple audiences may be used to authenticate against any of the audiences listed but implies a high degree of trust between the target audiences.
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+    pub audiences: Vec<String>,
+    /// audiences are the intendend audiences of the token. A recipient of a token must identify themself with an identifier in the list of audiences of the token, and otherwise should reject the token. A token issued for multiple audiences may be used to authenticate against any of the audiences listed but implies a high degree of trust between the target audiences.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
     pub audiences: Option<Vec<String>>,
     /// boundObjectRef is a reference to an object that the token will be bound to. The token will only be valid for as long as the bound object exists. NOTE: The API server's TokenReview endpoint will validate the BoundObjectRef, but other audiences may not. Keep ExpirationSeconds small if you want prompt revocation.
     pub bound_object_ref: Option<crate::api::authentication::v1::BoundObjectReference>,
@@ -15,14 +19,18 @@ impl crate::serde_util::DeStruct for TokenRequestSpec {
     const NAME: &'static str = "TokenRequestSpec";
     const FIELDS: &'static [&'static str] = &[
         "audiences",
+        "audiences",
         "boundObjectRef",
         "expirationSeconds",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             "audiences" => 0,
-            "boundObjectRef" => 1,
-            "expirationSeconds" => 2,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "audiences" => 1,
+            "boundObjectRef" => 2,
+            "expirationSeconds" => 3,
             _ => return None,
         };
         Some(index)
@@ -32,10 +40,14 @@ impl crate::serde_util::DeStruct for TokenRequestSpec {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
-            0 => self.audiences = crate::serde_util::optional_vec(map)?,
-            1 => self.bound_object_ref = map.next_value()?,
-            2 => self.expiration_seconds = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            0 => self.audiences = crate::serde_util::required_vec(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            1 => self.audiences = crate::serde_util::optional_vec(map)?,
+            2 => self.bound_object_ref = map.next_value()?,
+            3 => self.expiration_seconds = map.next_value()?,
             _ => {}
         }
         Ok(())
@@ -51,10 +63,16 @@ impl<'de> serde::Deserialize<'de> for TokenRequestSpec {
 impl serde::Serialize for TokenRequestSpec {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.audiences.is_some())
-            + usize::from(self.bound_object_ref.is_some())
+        let len = usize::from(self.bound_object_ref.is_some())
             + usize::from(self.expiration_seconds.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + usize::from(self.audiences.is_some());
         let mut state = serializer.serialize_struct("TokenRequestSpec", len)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        state.serialize_field("audiences", &self.audiences)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         if let Some(value) = &self.audiences {
             state.serialize_field("audiences", value)?;
         }

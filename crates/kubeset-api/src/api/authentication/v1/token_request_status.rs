@@ -5,17 +5,36 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenRequestStatus {
     /// expirationTimestamp is the time of expiration of the returned token.
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+    pub expiration_timestamp: crate::apimachinery::pkg::apis::meta::v1::Time,
+    /// expirationTimestamp is the time of expiration of the returned token.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
     pub expiration_timestamp: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// token is the opaque bearer token.
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+    pub token: String,
+    /// token is the opaque bearer token.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
     pub token: Option<String>,
 }
 impl crate::serde_util::DeStruct for TokenRequestStatus {
     const NAME: &'static str = "TokenRequestStatus";
-    const FIELDS: &'static [&'static str] = &["expirationTimestamp", "token"];
+    const FIELDS: &'static [&'static str] = &[
+        "expirationTimestamp",
+        "expirationTimestamp",
+        "token",
+        "token",
+    ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             "expirationTimestamp" => 0,
-            "token" => 1,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "expirationTimestamp" => 1,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            "token" => 2,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "token" => 3,
             _ => return None,
         };
         Some(index)
@@ -25,9 +44,16 @@ impl crate::serde_util::DeStruct for TokenRequestStatus {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
-            0 => self.expiration_timestamp = map.next_value()?,
-            1 => self.token = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            0 => self.expiration_timestamp = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            1 => self.expiration_timestamp = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            2 => self.token = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            3 => self.token = map.next_value()?,
             _ => {}
         }
         Ok(())
@@ -43,12 +69,25 @@ impl<'de> serde::Deserialize<'de> for TokenRequestStatus {
 impl serde::Serialize for TokenRequestStatus {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.expiration_timestamp.is_some())
-            + usize::from(self.token.is_some());
+        let len = 0usize;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + usize::from(self.expiration_timestamp.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + usize::from(self.token.is_some());
         let mut state = serializer.serialize_struct("TokenRequestStatus", len)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        state.serialize_field("expirationTimestamp", &self.expiration_timestamp)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         if let Some(value) = &self.expiration_timestamp {
             state.serialize_field("expirationTimestamp", value)?;
         }
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        state.serialize_field("token", &self.token)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         if let Some(value) = &self.token {
             state.serialize_field("token", value)?;
         }

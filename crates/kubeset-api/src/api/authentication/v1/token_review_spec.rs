@@ -7,15 +7,22 @@ pub struct TokenReviewSpec {
     /// audiences is a list of the identifiers that the resource server presented with the token identifies as. Audience-aware token authenticators will verify that the token was intended for at least one of the audiences in this list. If no audiences are provided, the audience will default to the audience of the Kubernetes apiserver.
     pub audiences: Option<Vec<String>>,
     /// token is the opaque bearer token.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    pub token: String,
+    /// token is the opaque bearer token.
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
     pub token: Option<String>,
 }
 impl crate::serde_util::DeStruct for TokenReviewSpec {
     const NAME: &'static str = "TokenReviewSpec";
-    const FIELDS: &'static [&'static str] = &["audiences", "token"];
+    const FIELDS: &'static [&'static str] = &["audiences", "token", "token"];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "audiences" => 0,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             "token" => 1,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            "token" => 2,
             _ => return None,
         };
         Some(index)
@@ -25,9 +32,13 @@ impl crate::serde_util::DeStruct for TokenReviewSpec {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.audiences = crate::serde_util::optional_vec(map)?,
-            1 => self.token = map.next_value()?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            1 => self.token = crate::serde_util::required(map)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            2 => self.token = map.next_value()?,
             _ => {}
         }
         Ok(())
@@ -43,12 +54,18 @@ impl<'de> serde::Deserialize<'de> for TokenReviewSpec {
 impl serde::Serialize for TokenReviewSpec {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = usize::from(self.audiences.is_some())
-            + usize::from(self.token.is_some());
+        let len = usize::from(self.audiences.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + 1;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + usize::from(self.token.is_some());
         let mut state = serializer.serialize_struct("TokenReviewSpec", len)?;
         if let Some(value) = &self.audiences {
             state.serialize_field("audiences", value)?;
         }
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        state.serialize_field("token", &self.token)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         if let Some(value) = &self.token {
             state.serialize_field("token", value)?;
         }

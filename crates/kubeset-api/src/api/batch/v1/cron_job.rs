@@ -7,6 +7,10 @@ pub struct CronJob {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of a cron job, including the schedule. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    pub spec: crate::api::batch::v1::CronJobSpec,
+    /// Specification of the desired behavior of a cron job, including the schedule. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
     pub spec: Option<crate::api::batch::v1::CronJobSpec>,
     /// Current status of a cron job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::batch::v1::CronJobStatus>,
@@ -32,12 +36,15 @@ impl crate::Metadata for CronJob {
 }
 impl crate::serde_util::DeStruct for CronJob {
     const NAME: &'static str = "CronJob";
-    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "spec", "status"];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "metadata" => 0,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             "spec" => 1,
-            "status" => 2,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            "spec" => 2,
+            "status" => 3,
             _ => return None,
         };
         Some(index)
@@ -47,10 +54,14 @@ impl crate::serde_util::DeStruct for CronJob {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
-            1 => self.spec = map.next_value()?,
-            2 => self.status = map.next_value()?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            1 => self.spec = crate::serde_util::required(map)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            2 => self.spec = map.next_value()?,
+            3 => self.status = map.next_value()?,
             _ => {}
         }
         Ok(())
@@ -66,12 +77,18 @@ impl<'de> serde::Deserialize<'de> for CronJob {
 impl serde::Serialize for CronJob {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.spec.is_some())
-            + usize::from(self.status.is_some());
+        let len = 3usize + usize::from(self.status.is_some());
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + 1;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + usize::from(self.spec.is_some());
         let mut state = serializer.serialize_struct("CronJob", len)?;
         state.serialize_field("apiVersion", "batch/v1")?;
         state.serialize_field("kind", "CronJob")?;
         state.serialize_field("metadata", &self.metadata)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        state.serialize_field("spec", &self.spec)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         if let Some(value) = &self.spec {
             state.serialize_field("spec", value)?;
         }

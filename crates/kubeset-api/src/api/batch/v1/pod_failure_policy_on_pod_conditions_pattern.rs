@@ -5,17 +5,24 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodFailurePolicyOnPodConditionsPattern {
     /// Specifies the required Pod condition status. To match a pod condition it is required that the specified status equals the pod condition status. Defaults to True.
+    #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+    pub status: String,
+    /// Specifies the required Pod condition status. To match a pod condition it is required that the specified status equals the pod condition status. Defaults to True.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
     pub status: Option<String>,
     /// Specifies the required Pod condition type. To match a pod condition it is required that specified type equals the pod condition type.
     pub type_: String,
 }
 impl crate::serde_util::DeStruct for PodFailurePolicyOnPodConditionsPattern {
     const NAME: &'static str = "PodFailurePolicyOnPodConditionsPattern";
-    const FIELDS: &'static [&'static str] = &["status", "type"];
+    const FIELDS: &'static [&'static str] = &["status", "status", "type"];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
+            #[cfg(any(feature = "v1_33", feature = "v1_34"))]
             "status" => 0,
-            "type" => 1,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+            "status" => 1,
+            "type" => 2,
             _ => return None,
         };
         Some(index)
@@ -25,9 +32,13 @@ impl crate::serde_util::DeStruct for PodFailurePolicyOnPodConditionsPattern {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
-            0 => self.status = map.next_value()?,
-            1 => self.type_ = crate::serde_util::required(map)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+            0 => self.status = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+            1 => self.status = map.next_value()?,
+            2 => self.type_ = crate::serde_util::required(map)?,
             _ => {}
         }
         Ok(())
@@ -43,9 +54,16 @@ impl<'de> serde::Deserialize<'de> for PodFailurePolicyOnPodConditionsPattern {
 impl serde::Serialize for PodFailurePolicyOnPodConditionsPattern {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.status.is_some());
+        let len = 1usize;
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
+        let len = len + usize::from(self.status.is_some());
         let mut state = serializer
             .serialize_struct("PodFailurePolicyOnPodConditionsPattern", len)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+        state.serialize_field("status", &self.status)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         if let Some(value) = &self.status {
             state.serialize_field("status", value)?;
         }

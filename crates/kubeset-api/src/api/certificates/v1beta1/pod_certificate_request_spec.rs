@@ -23,6 +23,16 @@ pub struct PodCertificateRequestSpec {
     /// Signer implementations do not need to support all key types supported by kube-apiserver and kubelet.  If a signer does not support the key type used for a given PodCertificateRequest, it must deny the request by setting a status.conditions entry with a type of "Denied" and a reason of "UnsupportedKeyType". It may also suggest a key type that it does support in the message field.
     ///
     /// Deprecated: This field is replaced by StubPKCS10Request. If StubPKCS10Request is set, this field must be empty.  Signer implementations should extract the public key from the StubPKCS10Request field.
+    #[cfg(feature = "v1_35")]
+    pub pkix_public_key: crate::ByteString,
+    /// The PKIX-serialized public key the signer will issue the certificate to.
+    ///
+    /// The key must be one of RSA3072, RSA4096, ECDSAP256, ECDSAP384, ECDSAP521, or ED25519. Note that this list may be expanded in the future.
+    ///
+    /// Signer implementations do not need to support all key types supported by kube-apiserver and kubelet.  If a signer does not support the key type used for a given PodCertificateRequest, it must deny the request by setting a status.conditions entry with a type of "Denied" and a reason of "UnsupportedKeyType". It may also suggest a key type that it does support in the message field.
+    ///
+    /// Deprecated: This field is replaced by StubPKCS10Request. If StubPKCS10Request is set, this field must be empty.  Signer implementations should extract the public key from the StubPKCS10Request field.
+    #[cfg(not(feature = "v1_35"))]
     pub pkix_public_key: Option<crate::ByteString>,
     /// podName is the name of the pod into which the certificate will be mounted.
     pub pod_name: String,
@@ -41,6 +51,22 @@ pub struct PodCertificateRequestSpec {
     /// If the key is an ED25519 key, the the signature is as described by the [ED25519 Specification](https://ed25519.cr.yp.to/) (as implemented by the golang library crypto/ed25519.Sign).
     ///
     /// Deprecated: This field is replaced by StubPKCS10Request. If StubPKCS10Request is set, this field must be empty.
+    #[cfg(feature = "v1_35")]
+    pub proof_of_possession: crate::ByteString,
+    /// A proof that the requesting kubelet holds the private key corresponding to pkixPublicKey.
+    ///
+    /// It is contructed by signing the ASCII bytes of the pod's UID using `pkixPublicKey`.
+    ///
+    /// kube-apiserver validates the proof of possession during creation of the PodCertificateRequest.
+    ///
+    /// If the key is an RSA key, then the signature is over the ASCII bytes of the pod UID, using RSASSA-PSS from RFC 8017 (as implemented by the golang function crypto/rsa.SignPSS with nil options).
+    ///
+    /// If the key is an ECDSA key, then the signature is as described by [SEC 1, Version 2.0](https://www.secg.org/sec1-v2.pdf) (as implemented by the golang library function crypto/ecdsa.SignASN1)
+    ///
+    /// If the key is an ED25519 key, the the signature is as described by the [ED25519 Specification](https://ed25519.cr.yp.to/) (as implemented by the golang library crypto/ed25519.Sign).
+    ///
+    /// Deprecated: This field is replaced by StubPKCS10Request. If StubPKCS10Request is set, this field must be empty.
+    #[cfg(not(feature = "v1_35"))]
     pub proof_of_possession: Option<crate::ByteString>,
     /// serviceAccountName is the name of the service account the pod is running as.
     pub service_account_name: String,
@@ -73,13 +99,14 @@ impl crate::serde_util::DeStruct for PodCertificateRequestSpec {
         "nodeName",
         "nodeUID",
         "pkixPublicKey",
+        "pkixPublicKey",
         "podName",
         "podUID",
+        "proofOfPossession",
         "proofOfPossession",
         "serviceAccountName",
         "serviceAccountUID",
         "signerName",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "stubPKCS10Request",
         "unverifiedUserAnnotations",
     ];
@@ -88,16 +115,22 @@ impl crate::serde_util::DeStruct for PodCertificateRequestSpec {
             "maxExpirationSeconds" => 0,
             "nodeName" => 1,
             "nodeUID" => 2,
+            #[cfg(feature = "v1_35")]
             "pkixPublicKey" => 3,
-            "podName" => 4,
-            "podUID" => 5,
-            "proofOfPossession" => 6,
-            "serviceAccountName" => 7,
-            "serviceAccountUID" => 8,
-            "signerName" => 9,
+            #[cfg(not(feature = "v1_35"))]
+            "pkixPublicKey" => 4,
+            "podName" => 5,
+            "podUID" => 6,
+            #[cfg(feature = "v1_35")]
+            "proofOfPossession" => 7,
+            #[cfg(not(feature = "v1_35"))]
+            "proofOfPossession" => 8,
+            "serviceAccountName" => 9,
+            "serviceAccountUID" => 10,
+            "signerName" => 11,
             #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
-            "stubPKCS10Request" => 10,
-            "unverifiedUserAnnotations" => 11,
+            "stubPKCS10Request" => 12,
+            "unverifiedUserAnnotations" => 13,
             _ => return None,
         };
         Some(index)
@@ -112,16 +145,22 @@ impl crate::serde_util::DeStruct for PodCertificateRequestSpec {
             0 => self.max_expiration_seconds = map.next_value()?,
             1 => self.node_name = crate::serde_util::required(map)?,
             2 => self.node_uid = crate::serde_util::required(map)?,
-            3 => self.pkix_public_key = map.next_value()?,
-            4 => self.pod_name = crate::serde_util::required(map)?,
-            5 => self.pod_uid = crate::serde_util::required(map)?,
-            6 => self.proof_of_possession = map.next_value()?,
-            7 => self.service_account_name = crate::serde_util::required(map)?,
-            8 => self.service_account_uid = crate::serde_util::required(map)?,
-            9 => self.signer_name = crate::serde_util::required(map)?,
+            #[cfg(feature = "v1_35")]
+            3 => self.pkix_public_key = crate::serde_util::required(map)?,
+            #[cfg(not(feature = "v1_35"))]
+            4 => self.pkix_public_key = map.next_value()?,
+            5 => self.pod_name = crate::serde_util::required(map)?,
+            6 => self.pod_uid = crate::serde_util::required(map)?,
+            #[cfg(feature = "v1_35")]
+            7 => self.proof_of_possession = crate::serde_util::required(map)?,
+            #[cfg(not(feature = "v1_35"))]
+            8 => self.proof_of_possession = map.next_value()?,
+            9 => self.service_account_name = crate::serde_util::required(map)?,
+            10 => self.service_account_uid = crate::serde_util::required(map)?,
+            11 => self.signer_name = crate::serde_util::required(map)?,
             #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
-            10 => self.stub_pkcs10_request = crate::serde_util::required(map)?,
-            11 => {
+            12 => self.stub_pkcs10_request = crate::serde_util::required(map)?,
+            13 => {
                 self.unverified_user_annotations = crate::serde_util::optional_map(map)?;
             }
             _ => {}
@@ -140,9 +179,15 @@ impl serde::Serialize for PodCertificateRequestSpec {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = 7usize + usize::from(self.max_expiration_seconds.is_some())
-            + usize::from(self.pkix_public_key.is_some())
-            + usize::from(self.proof_of_possession.is_some())
             + usize::from(self.unverified_user_annotations.is_some());
+        #[cfg(feature = "v1_35")]
+        let len = len + 1;
+        #[cfg(not(feature = "v1_35"))]
+        let len = len + usize::from(self.pkix_public_key.is_some());
+        #[cfg(feature = "v1_35")]
+        let len = len + 1;
+        #[cfg(not(feature = "v1_35"))]
+        let len = len + usize::from(self.proof_of_possession.is_some());
         #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         let len = len + 1;
         let mut state = serializer.serialize_struct("PodCertificateRequestSpec", len)?;
@@ -151,11 +196,17 @@ impl serde::Serialize for PodCertificateRequestSpec {
         }
         state.serialize_field("nodeName", &self.node_name)?;
         state.serialize_field("nodeUID", &self.node_uid)?;
+        #[cfg(feature = "v1_35")]
+        state.serialize_field("pkixPublicKey", &self.pkix_public_key)?;
+        #[cfg(not(feature = "v1_35"))]
         if let Some(value) = &self.pkix_public_key {
             state.serialize_field("pkixPublicKey", value)?;
         }
         state.serialize_field("podName", &self.pod_name)?;
         state.serialize_field("podUID", &self.pod_uid)?;
+        #[cfg(feature = "v1_35")]
+        state.serialize_field("proofOfPossession", &self.proof_of_possession)?;
+        #[cfg(not(feature = "v1_35"))]
         if let Some(value) = &self.proof_of_possession {
             state.serialize_field("proofOfPossession", value)?;
         }

@@ -153,7 +153,6 @@ impl crate::serde_util::DeStruct for PodCertificateRequestSpecApply {
         "serviceAccountName",
         "serviceAccountUID",
         "signerName",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "stubPKCS10Request",
         "unverifiedUserAnnotations",
     ];

@@ -73,7 +73,6 @@ impl crate::serde_util::DeStruct for Container {
         "resizePolicy",
         "resources",
         "restartPolicy",
-        #[cfg(not(feature = "v1_33"))]
         "restartPolicyRules",
         "securityContext",
         "startupProbe",

@@ -345,7 +345,6 @@ impl crate::serde_util::DeStruct for ContainerApply {
         "resizePolicy",
         "resources",
         "restartPolicy",
-        #[cfg(not(feature = "v1_33"))]
         "restartPolicyRules",
         "securityContext",
         "startupProbe",

@@ -21,7 +21,6 @@ impl crate::serde_util::DeStruct for EnvVarSource {
     const FIELDS: &'static [&'static str] = &[
         "configMapKeyRef",
         "fieldRef",
-        #[cfg(not(feature = "v1_33"))]
         "fileKeyRef",
         "resourceFieldRef",
         "secretKeyRef",

@@ -79,7 +79,6 @@ impl crate::serde_util::DeStruct for EnvVarSourceApply {
     const FIELDS: &'static [&'static str] = &[
         "configMapKeyRef",
         "fieldRef",
-        #[cfg(not(feature = "v1_33"))]
         "fileKeyRef",
         "resourceFieldRef",
         "secretKeyRef",

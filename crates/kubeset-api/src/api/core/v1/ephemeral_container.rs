@@ -79,7 +79,6 @@ impl crate::serde_util::DeStruct for EphemeralContainer {
         "resizePolicy",
         "resources",
         "restartPolicy",
-        #[cfg(not(feature = "v1_33"))]
         "restartPolicyRules",
         "securityContext",
         "startupProbe",

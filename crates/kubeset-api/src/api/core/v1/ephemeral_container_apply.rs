@@ -355,7 +355,6 @@ impl crate::serde_util::DeStruct for EphemeralContainerApply {
         "resizePolicy",
         "resources",
         "restartPolicy",
-        #[cfg(not(feature = "v1_33"))]
         "restartPolicyRules",
         "securityContext",
         "startupProbe",

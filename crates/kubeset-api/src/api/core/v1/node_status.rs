@@ -53,7 +53,6 @@ impl crate::serde_util::DeStruct for NodeStatus {
         "conditions",
         "config",
         "daemonEndpoints",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "declaredFeatures",
         "features",
         "images",

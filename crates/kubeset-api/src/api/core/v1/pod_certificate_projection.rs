@@ -55,7 +55,6 @@ impl crate::serde_util::DeStruct for PodCertificateProjection {
         "keyType",
         "maxExpirationSeconds",
         "signerName",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "userAnnotations",
     ];
     fn index(key: &str) -> Option<usize> {

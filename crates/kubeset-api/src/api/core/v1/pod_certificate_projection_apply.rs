@@ -93,7 +93,6 @@ impl crate::serde_util::DeStruct for PodCertificateProjectionApply {
         "keyType",
         "maxExpirationSeconds",
         "signerName",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "userAnnotations",
     ];
     fn index(key: &str) -> Option<usize> {

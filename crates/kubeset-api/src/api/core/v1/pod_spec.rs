@@ -134,7 +134,6 @@ impl crate::serde_util::DeStruct for PodSpec {
         "hostPID",
         "hostUsers",
         "hostname",
-        #[cfg(not(feature = "v1_33"))]
         "hostnameOverride",
         "imagePullSecrets",
         "initContainers",
@@ -152,7 +151,6 @@ impl crate::serde_util::DeStruct for PodSpec {
         "runtimeClassName",
         "schedulerName",
         "schedulingGates",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "schedulingGroup",
         "securityContext",
         "serviceAccount",
@@ -164,7 +162,6 @@ impl crate::serde_util::DeStruct for PodSpec {
         "tolerations",
         "topologySpreadConstraints",
         "volumes",
-        #[cfg(feature = "v1_35")]
         "workloadRef",
     ];
     fn index(key: &str) -> Option<usize> {

@@ -561,7 +561,6 @@ impl crate::serde_util::DeStruct for PodSpecApply {
         "hostPID",
         "hostUsers",
         "hostname",
-        #[cfg(not(feature = "v1_33"))]
         "hostnameOverride",
         "imagePullSecrets",
         "initContainers",
@@ -579,7 +578,6 @@ impl crate::serde_util::DeStruct for PodSpecApply {
         "runtimeClassName",
         "schedulerName",
         "schedulingGates",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "schedulingGroup",
         "securityContext",
         "serviceAccount",
@@ -591,7 +589,6 @@ impl crate::serde_util::DeStruct for PodSpecApply {
         "tolerations",
         "topologySpreadConstraints",
         "volumes",
-        #[cfg(feature = "v1_35")]
         "workloadRef",
     ];
     fn index(key: &str) -> Option<usize> {

@@ -69,18 +69,15 @@ pub struct PodStatus {
 impl crate::serde_util::DeStruct for PodStatus {
     const NAME: &'static str = "PodStatus";
     const FIELDS: &'static [&'static str] = &[
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "allocatedResources",
         "conditions",
         "containerStatuses",
         "ephemeralContainerStatuses",
-        #[cfg(not(feature = "v1_33"))]
         "extendedResourceClaimStatus",
         "hostIP",
         "hostIPs",
         "initContainerStatuses",
         "message",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "nodeAllocatableResourceClaimStatuses",
         "nominatedNodeName",
         "observedGeneration",
@@ -91,7 +88,6 @@ impl crate::serde_util::DeStruct for PodStatus {
         "reason",
         "resize",
         "resourceClaimStatuses",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "resources",
         "startTime",
     ];

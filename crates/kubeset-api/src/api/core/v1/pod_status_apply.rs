@@ -301,18 +301,15 @@ impl PodStatusApply {
 impl crate::serde_util::DeStruct for PodStatusApply {
     const NAME: &'static str = "PodStatusApply";
     const FIELDS: &'static [&'static str] = &[
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "allocatedResources",
         "conditions",
         "containerStatuses",
         "ephemeralContainerStatuses",
-        #[cfg(not(feature = "v1_33"))]
         "extendedResourceClaimStatus",
         "hostIP",
         "hostIPs",
         "initContainerStatuses",
         "message",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "nodeAllocatableResourceClaimStatuses",
         "nominatedNodeName",
         "observedGeneration",
@@ -323,7 +320,6 @@ impl crate::serde_util::DeStruct for PodStatusApply {
         "reason",
         "resize",
         "resourceClaimStatuses",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "resources",
         "startTime",
     ];

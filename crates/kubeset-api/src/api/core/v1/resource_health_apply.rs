@@ -49,12 +49,7 @@ impl ResourceHealthApply {
 }
 impl crate::serde_util::DeStruct for ResourceHealthApply {
     const NAME: &'static str = "ResourceHealthApply";
-    const FIELDS: &'static [&'static str] = &[
-        "health",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
-        "message",
-        "resourceID",
-    ];
+    const FIELDS: &'static [&'static str] = &["health", "message", "resourceID"];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "health" => 0,

@@ -77,7 +77,6 @@ impl crate::serde_util::DeStruct for VolumeMountStatusApply {
         "name",
         "readOnly",
         "recursiveReadOnly",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "volumeStatus",
     ];
     fn index(key: &str) -> Option<usize> {

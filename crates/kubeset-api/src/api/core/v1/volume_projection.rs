@@ -44,7 +44,6 @@ impl crate::serde_util::DeStruct for VolumeProjection {
         "clusterTrustBundle",
         "configMap",
         "downwardAPI",
-        #[cfg(not(feature = "v1_33"))]
         "podCertificate",
         "secret",
         "serviceAccountToken",

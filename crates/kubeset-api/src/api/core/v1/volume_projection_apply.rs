@@ -97,7 +97,6 @@ impl crate::serde_util::DeStruct for VolumeProjectionApply {
         "clusterTrustBundle",
         "configMap",
         "downwardAPI",
-        #[cfg(not(feature = "v1_33"))]
         "podCertificate",
         "secret",
         "serviceAccountToken",

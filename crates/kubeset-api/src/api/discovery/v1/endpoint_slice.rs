@@ -7,6 +7,10 @@ pub struct EndpointSlice {
     /// addressType specifies the type of address carried by this EndpointSlice. All addresses in this slice must be the same type. This field is immutable after creation. The following address types are currently supported: * IPv4: Represents an IPv4 Address. * IPv6: Represents an IPv6 Address. * FQDN: Represents a Fully Qualified Domain Name. (Deprecated) The EndpointSlice controller only generates, and kube-proxy only processes, slices of addressType "IPv4" and "IPv6". No semantics are defined for the "FQDN" type.
     pub address_type: String,
     /// endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 endpoints.
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+    pub endpoints: Vec<crate::api::discovery::v1::Endpoint>,
+    /// endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 endpoints.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
     pub endpoints: Option<Vec<crate::api::discovery::v1::Endpoint>>,
     /// Standard object's metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -37,15 +41,19 @@ impl crate::serde_util::DeStruct for EndpointSlice {
     const FIELDS: &'static [&'static str] = &[
         "addressType",
         "endpoints",
+        "endpoints",
         "metadata",
         "ports",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "addressType" => 0,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             "endpoints" => 1,
-            "metadata" => 2,
-            "ports" => 3,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "endpoints" => 2,
+            "metadata" => 3,
+            "ports" => 4,
             _ => return None,
         };
         Some(index)
@@ -55,11 +63,15 @@ impl crate::serde_util::DeStruct for EndpointSlice {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.address_type = crate::serde_util::required(map)?,
-            1 => self.endpoints = crate::serde_util::optional_vec(map)?,
-            2 => self.metadata = crate::serde_util::required(map)?,
-            3 => self.ports = crate::serde_util::optional_vec(map)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            1 => self.endpoints = crate::serde_util::required_vec(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            2 => self.endpoints = crate::serde_util::optional_vec(map)?,
+            3 => self.metadata = crate::serde_util::required(map)?,
+            4 => self.ports = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())
@@ -75,12 +87,18 @@ impl<'de> serde::Deserialize<'de> for EndpointSlice {
 impl serde::Serialize for EndpointSlice {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 4usize + usize::from(self.endpoints.is_some())
-            + usize::from(self.ports.is_some());
+        let len = 4usize + usize::from(self.ports.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + usize::from(self.endpoints.is_some());
         let mut state = serializer.serialize_struct("EndpointSlice", len)?;
         state.serialize_field("apiVersion", "discovery.k8s.io/v1")?;
         state.serialize_field("kind", "EndpointSlice")?;
         state.serialize_field("addressType", &self.address_type)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        state.serialize_field("endpoints", &self.endpoints)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         if let Some(value) = &self.endpoints {
             state.serialize_field("endpoints", value)?;
         }

@@ -7,6 +7,10 @@ pub struct IPAddress {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+    pub spec: crate::api::networking::v1::IPAddressSpec,
+    /// spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
     pub spec: Option<crate::api::networking::v1::IPAddressSpec>,
 }
 impl crate::Resource for IPAddress {
@@ -30,11 +34,14 @@ impl crate::Metadata for IPAddress {
 }
 impl crate::serde_util::DeStruct for IPAddress {
     const NAME: &'static str = "IPAddress";
-    const FIELDS: &'static [&'static str] = &["metadata", "spec"];
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "spec"];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "metadata" => 0,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             "spec" => 1,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            "spec" => 2,
             _ => return None,
         };
         Some(index)
@@ -44,9 +51,13 @@ impl crate::serde_util::DeStruct for IPAddress {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
-            1 => self.spec = map.next_value()?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            1 => self.spec = crate::serde_util::required(map)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            2 => self.spec = map.next_value()?,
             _ => {}
         }
         Ok(())
@@ -62,11 +73,18 @@ impl<'de> serde::Deserialize<'de> for IPAddress {
 impl serde::Serialize for IPAddress {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.spec.is_some());
+        let len = 3usize;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + 1;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + usize::from(self.spec.is_some());
         let mut state = serializer.serialize_struct("IPAddress", len)?;
         state.serialize_field("apiVersion", "networking.k8s.io/v1")?;
         state.serialize_field("kind", "IPAddress")?;
         state.serialize_field("metadata", &self.metadata)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        state.serialize_field("spec", &self.spec)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         if let Some(value) = &self.spec {
             state.serialize_field("spec", value)?;
         }

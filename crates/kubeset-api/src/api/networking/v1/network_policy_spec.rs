@@ -9,6 +9,10 @@ pub struct NetworkPolicySpec {
     /// ingress is a list of ingress rules to be applied to the selected pods. Traffic is allowed to a pod if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows the traffic), OR if the traffic source is the pod's local node, OR if the traffic matches at least one ingress rule across all of the NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this NetworkPolicy does not allow any traffic (and serves solely to ensure that the pods it selects are isolated by default)
     pub ingress: Option<Vec<crate::api::networking::v1::NetworkPolicyIngressRule>>,
     /// podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field. An empty selector matches all pods in the policy's namespace. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is optional. If it is not specified, it defaults to an empty selector.
+    #[cfg(feature = "v1_33")]
+    pub pod_selector: crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
+    /// podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field. An empty selector matches all pods in the policy's namespace. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is optional. If it is not specified, it defaults to an empty selector.
+    #[cfg(not(feature = "v1_33"))]
     pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// policyTypes is a list of rule types that the NetworkPolicy relates to. Valid options are ["Ingress"], ["Egress"], or ["Ingress", "Egress"]. If this field is not specified, it will default based on the existence of ingress or egress rules; policies that contain an egress section are assumed to affect egress, and all policies (whether or not they contain an ingress section) are assumed to affect ingress. If you want to write an egress-only policy, you must explicitly specify policyTypes [ "Egress" ]. Likewise, if you want to write a policy that specifies that no egress is allowed, you must specify a policyTypes value that include "Egress" (since such a policy would not include an egress section and would otherwise default to just [ "Ingress" ]). This field is beta-level in 1.8
     pub policy_types: Option<Vec<String>>,
@@ -19,14 +23,18 @@ impl crate::serde_util::DeStruct for NetworkPolicySpec {
         "egress",
         "ingress",
         "podSelector",
+        "podSelector",
         "policyTypes",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "egress" => 0,
             "ingress" => 1,
+            #[cfg(feature = "v1_33")]
             "podSelector" => 2,
-            "policyTypes" => 3,
+            #[cfg(not(feature = "v1_33"))]
+            "podSelector" => 3,
+            "policyTypes" => 4,
             _ => return None,
         };
         Some(index)
@@ -36,11 +44,15 @@ impl crate::serde_util::DeStruct for NetworkPolicySpec {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.egress = crate::serde_util::optional_vec(map)?,
             1 => self.ingress = crate::serde_util::optional_vec(map)?,
-            2 => self.pod_selector = map.next_value()?,
-            3 => self.policy_types = crate::serde_util::optional_vec(map)?,
+            #[cfg(feature = "v1_33")]
+            2 => self.pod_selector = crate::serde_util::required(map)?,
+            #[cfg(not(feature = "v1_33"))]
+            3 => self.pod_selector = map.next_value()?,
+            4 => self.policy_types = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())
@@ -58,8 +70,11 @@ impl serde::Serialize for NetworkPolicySpec {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.egress.is_some())
             + usize::from(self.ingress.is_some())
-            + usize::from(self.pod_selector.is_some())
             + usize::from(self.policy_types.is_some());
+        #[cfg(feature = "v1_33")]
+        let len = len + 1;
+        #[cfg(not(feature = "v1_33"))]
+        let len = len + usize::from(self.pod_selector.is_some());
         let mut state = serializer.serialize_struct("NetworkPolicySpec", len)?;
         if let Some(value) = &self.egress {
             state.serialize_field("egress", value)?;
@@ -67,6 +82,9 @@ impl serde::Serialize for NetworkPolicySpec {
         if let Some(value) = &self.ingress {
             state.serialize_field("ingress", value)?;
         }
+        #[cfg(feature = "v1_33")]
+        state.serialize_field("podSelector", &self.pod_selector)?;
+        #[cfg(not(feature = "v1_33"))]
         if let Some(value) = &self.pod_selector {
             state.serialize_field("podSelector", value)?;
         }

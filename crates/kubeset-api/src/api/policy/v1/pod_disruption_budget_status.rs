@@ -15,8 +15,16 @@ pub struct PodDisruptionBudgetStatus {
     ///                   disruptions are provided by the disruptionsAllowed property.
     pub conditions: Option<Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>>,
     /// current number of healthy pods
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+    pub current_healthy: i32,
+    /// current number of healthy pods
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
     pub current_healthy: Option<i32>,
     /// minimum desired number of healthy pods
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+    pub desired_healthy: i32,
+    /// minimum desired number of healthy pods
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
     pub desired_healthy: Option<i32>,
     /// DisruptedPods contains information about pods whose eviction was processed by the API server eviction subresource handler but has not yet been observed by the PodDisruptionBudget controller. A pod will be in this map from the time when the API server processed the eviction request to the time when the pod is seen by PDB controller as having been marked for deletion (or after a timeout). The key in the map is the name of the pod and the value is the time when the API server processed the eviction request. If the deletion didn't occur and a pod is still there it will be removed from the list automatically by PodDisruptionBudget controller after some time. If everything goes smooth this map should be empty for the most of the time. Large number of entries in the map may indicate problems with pod deletions.
     pub disrupted_pods: Option<
@@ -26,8 +34,16 @@ pub struct PodDisruptionBudgetStatus {
         >,
     >,
     /// Number of pod disruptions that are currently allowed.
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+    pub disruptions_allowed: i32,
+    /// Number of pod disruptions that are currently allowed.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
     pub disruptions_allowed: Option<i32>,
     /// total number of pods counted by this disruption budget
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+    pub expected_pods: i32,
+    /// total number of pods counted by this disruption budget
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
     pub expected_pods: Option<i32>,
     /// Most recent generation observed when updating this PDB status. DisruptionsAllowed and other status information is valid only if observedGeneration equals to PDB's object generation.
     pub observed_generation: Option<i64>,
@@ -37,21 +53,37 @@ impl crate::serde_util::DeStruct for PodDisruptionBudgetStatus {
     const FIELDS: &'static [&'static str] = &[
         "conditions",
         "currentHealthy",
+        "currentHealthy",
+        "desiredHealthy",
         "desiredHealthy",
         "disruptedPods",
         "disruptionsAllowed",
+        "disruptionsAllowed",
+        "expectedPods",
         "expectedPods",
         "observedGeneration",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "conditions" => 0,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             "currentHealthy" => 1,
-            "desiredHealthy" => 2,
-            "disruptedPods" => 3,
-            "disruptionsAllowed" => 4,
-            "expectedPods" => 5,
-            "observedGeneration" => 6,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "currentHealthy" => 2,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            "desiredHealthy" => 3,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "desiredHealthy" => 4,
+            "disruptedPods" => 5,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            "disruptionsAllowed" => 6,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "disruptionsAllowed" => 7,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            "expectedPods" => 8,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "expectedPods" => 9,
+            "observedGeneration" => 10,
             _ => return None,
         };
         Some(index)
@@ -61,14 +93,27 @@ impl crate::serde_util::DeStruct for PodDisruptionBudgetStatus {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.conditions = crate::serde_util::optional_vec(map)?,
-            1 => self.current_healthy = map.next_value()?,
-            2 => self.desired_healthy = map.next_value()?,
-            3 => self.disrupted_pods = crate::serde_util::optional_map(map)?,
-            4 => self.disruptions_allowed = map.next_value()?,
-            5 => self.expected_pods = map.next_value()?,
-            6 => self.observed_generation = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            1 => self.current_healthy = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            2 => self.current_healthy = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            3 => self.desired_healthy = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            4 => self.desired_healthy = map.next_value()?,
+            5 => self.disrupted_pods = crate::serde_util::optional_map(map)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            6 => self.disruptions_allowed = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            7 => self.disruptions_allowed = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            8 => self.expected_pods = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            9 => self.expected_pods = map.next_value()?,
+            10 => self.observed_generation = map.next_value()?,
             _ => {}
         }
         Ok(())
@@ -85,28 +130,52 @@ impl serde::Serialize for PodDisruptionBudgetStatus {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
         let len = usize::from(self.conditions.is_some())
-            + usize::from(self.current_healthy.is_some())
-            + usize::from(self.desired_healthy.is_some())
             + usize::from(self.disrupted_pods.is_some())
-            + usize::from(self.disruptions_allowed.is_some())
-            + usize::from(self.expected_pods.is_some())
             + usize::from(self.observed_generation.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + usize::from(self.current_healthy.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + usize::from(self.desired_healthy.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + usize::from(self.disruptions_allowed.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + usize::from(self.expected_pods.is_some());
         let mut state = serializer.serialize_struct("PodDisruptionBudgetStatus", len)?;
         if let Some(value) = &self.conditions {
             state.serialize_field("conditions", value)?;
         }
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        state.serialize_field("currentHealthy", &self.current_healthy)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         if let Some(value) = &self.current_healthy {
             state.serialize_field("currentHealthy", value)?;
         }
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        state.serialize_field("desiredHealthy", &self.desired_healthy)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         if let Some(value) = &self.desired_healthy {
             state.serialize_field("desiredHealthy", value)?;
         }
         if let Some(value) = &self.disrupted_pods {
             state.serialize_field("disruptedPods", value)?;
         }
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        state.serialize_field("disruptionsAllowed", &self.disruptions_allowed)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         if let Some(value) = &self.disruptions_allowed {
             state.serialize_field("disruptionsAllowed", value)?;
         }
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        state.serialize_field("expectedPods", &self.expected_pods)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         if let Some(value) = &self.expected_pods {
             state.serialize_field("expectedPods", value)?;
         }

@@ -5,6 +5,10 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RoleRef {
     /// APIGroup is the group for the resource being referenced
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+    pub api_group: String,
+    /// APIGroup is the group for the resource being referenced
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
     pub api_group: Option<String>,
     /// Kind is the type of resource being referenced
     pub kind: String,
@@ -13,12 +17,15 @@ pub struct RoleRef {
 }
 impl crate::serde_util::DeStruct for RoleRef {
     const NAME: &'static str = "RoleRef";
-    const FIELDS: &'static [&'static str] = &["apiGroup", "kind", "name"];
+    const FIELDS: &'static [&'static str] = &["apiGroup", "apiGroup", "kind", "name"];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             "apiGroup" => 0,
-            "kind" => 1,
-            "name" => 2,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "apiGroup" => 1,
+            "kind" => 2,
+            "name" => 3,
             _ => return None,
         };
         Some(index)
@@ -28,10 +35,14 @@ impl crate::serde_util::DeStruct for RoleRef {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
-            0 => self.api_group = map.next_value()?,
-            1 => self.kind = crate::serde_util::required(map)?,
-            2 => self.name = crate::serde_util::required(map)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            0 => self.api_group = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            1 => self.api_group = map.next_value()?,
+            2 => self.kind = crate::serde_util::required(map)?,
+            3 => self.name = crate::serde_util::required(map)?,
             _ => {}
         }
         Ok(())
@@ -47,8 +58,15 @@ impl<'de> serde::Deserialize<'de> for RoleRef {
 impl serde::Serialize for RoleRef {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.api_group.is_some());
+        let len = 2usize;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + usize::from(self.api_group.is_some());
         let mut state = serializer.serialize_struct("RoleRef", len)?;
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        state.serialize_field("apiGroup", &self.api_group)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         if let Some(value) = &self.api_group {
             state.serialize_field("apiGroup", value)?;
         }

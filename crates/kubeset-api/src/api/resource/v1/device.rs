@@ -93,7 +93,6 @@ impl crate::serde_util::DeStruct for Device {
         "capacity",
         "consumesCounters",
         "name",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "nodeAllocatableResourceMappings",
         "nodeName",
         "nodeSelector",

@@ -205,7 +205,6 @@ impl crate::serde_util::DeStruct for DeviceApply {
         "capacity",
         "consumesCounters",
         "name",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "nodeAllocatableResourceMappings",
         "nodeName",
         "nodeSelector",

@@ -37,16 +37,12 @@ impl crate::serde_util::DeStruct for DeviceAttribute {
     const NAME: &'static str = "DeviceAttribute";
     const FIELDS: &'static [&'static str] = &[
         "bool",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "bools",
         "int",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "ints",
         "string",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "strings",
         "version",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "versions",
     ];
     fn index(key: &str) -> Option<usize> {

@@ -107,16 +107,12 @@ impl crate::serde_util::DeStruct for DeviceAttributeApply {
     const NAME: &'static str = "DeviceAttributeApply";
     const FIELDS: &'static [&'static str] = &[
         "bool",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "bools",
         "int",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "ints",
         "string",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "strings",
         "version",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "versions",
     ];
     fn index(key: &str) -> Option<usize> {

@@ -35,12 +35,7 @@ impl crate::Metadata for DeviceTaintRule {
 }
 impl crate::serde_util::DeStruct for DeviceTaintRule {
     const NAME: &'static str = "DeviceTaintRule";
-    const FIELDS: &'static [&'static str] = &[
-        "metadata",
-        "spec",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
-        "status",
-    ];
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "metadata" => 0,

@@ -89,12 +89,7 @@ impl DeviceTaintRuleApply {
 }
 impl crate::serde_util::DeStruct for DeviceTaintRuleApply {
     const NAME: &'static str = "DeviceTaintRuleApply";
-    const FIELDS: &'static [&'static str] = &[
-        "metadata",
-        "spec",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
-        "status",
-    ];
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             "metadata" => 0,

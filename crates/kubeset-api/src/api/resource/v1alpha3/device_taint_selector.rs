@@ -25,11 +25,9 @@ impl crate::serde_util::DeStruct for DeviceTaintSelector {
     const NAME: &'static str = "DeviceTaintSelector";
     const FIELDS: &'static [&'static str] = &[
         "device",
-        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
         "deviceClassName",
         "driver",
         "pool",
-        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
         "selectors",
     ];
     fn index(key: &str) -> Option<usize> {

@@ -72,11 +72,9 @@ impl crate::serde_util::DeStruct for DeviceTaintSelectorApply {
     const NAME: &'static str = "DeviceTaintSelectorApply";
     const FIELDS: &'static [&'static str] = &[
         "device",
-        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
         "deviceClassName",
         "driver",
         "pool",
-        #[cfg(any(feature = "v1_33", feature = "v1_34"))]
         "selectors",
     ];
     fn index(key: &str) -> Option<usize> {

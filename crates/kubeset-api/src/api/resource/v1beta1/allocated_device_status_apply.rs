@@ -120,7 +120,6 @@ impl crate::serde_util::DeStruct for AllocatedDeviceStatusApply {
         "driver",
         "networkData",
         "pool",
-        #[cfg(not(feature = "v1_33"))]
         "shareID",
     ];
     fn index(key: &str) -> Option<usize> {

@@ -17,7 +17,6 @@ pub struct AllocationResult {
 impl crate::serde_util::DeStruct for AllocationResult {
     const NAME: &'static str = "AllocationResult";
     const FIELDS: &'static [&'static str] = &[
-        #[cfg(not(feature = "v1_33"))]
         "allocationTimestamp",
         "devices",
         "nodeSelector",

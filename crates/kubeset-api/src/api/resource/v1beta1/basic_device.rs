@@ -88,18 +88,13 @@ impl crate::serde_util::DeStruct for BasicDevice {
     const NAME: &'static str = "BasicDevice";
     const FIELDS: &'static [&'static str] = &[
         "allNodes",
-        #[cfg(not(feature = "v1_33"))]
         "allowMultipleAllocations",
         "attributes",
-        #[cfg(not(feature = "v1_33"))]
         "bindingConditions",
-        #[cfg(not(feature = "v1_33"))]
         "bindingFailureConditions",
-        #[cfg(not(feature = "v1_33"))]
         "bindsToNode",
         "capacity",
         "consumesCounters",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "nodeAllocatableResourceMappings",
         "nodeName",
         "nodeSelector",

@@ -20,7 +20,6 @@ impl crate::serde_util::DeStruct for DeviceClassSpec {
     const NAME: &'static str = "DeviceClassSpec";
     const FIELDS: &'static [&'static str] = &[
         "config",
-        #[cfg(not(feature = "v1_33"))]
         "extendedResourceName",
         "selectors",
     ];

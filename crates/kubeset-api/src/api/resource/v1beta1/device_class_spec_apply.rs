@@ -59,7 +59,6 @@ impl crate::serde_util::DeStruct for DeviceClassSpecApply {
     const NAME: &'static str = "DeviceClassSpecApply";
     const FIELDS: &'static [&'static str] = &[
         "config",
-        #[cfg(not(feature = "v1_33"))]
         "extendedResourceName",
         "selectors",
     ];

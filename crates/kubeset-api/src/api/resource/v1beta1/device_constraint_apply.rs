@@ -44,7 +44,6 @@ impl DeviceConstraintApply {
 impl crate::serde_util::DeStruct for DeviceConstraintApply {
     const NAME: &'static str = "DeviceConstraintApply";
     const FIELDS: &'static [&'static str] = &[
-        #[cfg(not(feature = "v1_33"))]
         "distinctAttribute",
         "matchAttribute",
         "requests",

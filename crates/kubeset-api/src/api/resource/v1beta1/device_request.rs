@@ -76,7 +76,6 @@ impl crate::serde_util::DeStruct for DeviceRequest {
     const FIELDS: &'static [&'static str] = &[
         "adminAccess",
         "allocationMode",
-        #[cfg(not(feature = "v1_33"))]
         "capacity",
         "count",
         "deviceClassName",

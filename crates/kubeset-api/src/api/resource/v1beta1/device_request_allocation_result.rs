@@ -58,17 +58,13 @@ impl crate::serde_util::DeStruct for DeviceRequestAllocationResult {
     const NAME: &'static str = "DeviceRequestAllocationResult";
     const FIELDS: &'static [&'static str] = &[
         "adminAccess",
-        #[cfg(not(feature = "v1_33"))]
         "bindingConditions",
-        #[cfg(not(feature = "v1_33"))]
         "bindingFailureConditions",
-        #[cfg(not(feature = "v1_33"))]
         "consumedCapacity",
         "device",
         "driver",
         "pool",
         "request",
-        #[cfg(not(feature = "v1_33"))]
         "shareID",
         "tolerations",
     ];

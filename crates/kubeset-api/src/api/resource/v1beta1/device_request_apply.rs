@@ -130,7 +130,6 @@ impl crate::serde_util::DeStruct for DeviceRequestApply {
     const FIELDS: &'static [&'static str] = &[
         "adminAccess",
         "allocationMode",
-        #[cfg(not(feature = "v1_33"))]
         "capacity",
         "count",
         "deviceClassName",

@@ -56,7 +56,6 @@ impl crate::serde_util::DeStruct for DeviceSubRequest {
     const NAME: &'static str = "DeviceSubRequest";
     const FIELDS: &'static [&'static str] = &[
         "allocationMode",
-        #[cfg(not(feature = "v1_33"))]
         "capacity",
         "count",
         "deviceClassName",

@@ -39,7 +39,6 @@ impl crate::serde_util::DeStruct for AllocatedDeviceStatus {
         "driver",
         "networkData",
         "pool",
-        #[cfg(not(feature = "v1_33"))]
         "shareID",
     ];
     fn index(key: &str) -> Option<usize> {

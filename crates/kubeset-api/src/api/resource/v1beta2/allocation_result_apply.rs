@@ -51,7 +51,6 @@ impl AllocationResultApply {
 impl crate::serde_util::DeStruct for AllocationResultApply {
     const NAME: &'static str = "AllocationResultApply";
     const FIELDS: &'static [&'static str] = &[
-        #[cfg(not(feature = "v1_33"))]
         "allocationTimestamp",
         "devices",
         "nodeSelector",

@@ -208,19 +208,14 @@ impl crate::serde_util::DeStruct for DeviceApply {
     const NAME: &'static str = "DeviceApply";
     const FIELDS: &'static [&'static str] = &[
         "allNodes",
-        #[cfg(not(feature = "v1_33"))]
         "allowMultipleAllocations",
         "attributes",
-        #[cfg(not(feature = "v1_33"))]
         "bindingConditions",
-        #[cfg(not(feature = "v1_33"))]
         "bindingFailureConditions",
-        #[cfg(not(feature = "v1_33"))]
         "bindsToNode",
         "capacity",
         "consumesCounters",
         "name",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "nodeAllocatableResourceMappings",
         "nodeName",
         "nodeSelector",

@@ -18,11 +18,7 @@ pub struct DeviceCapacity {
 }
 impl crate::serde_util::DeStruct for DeviceCapacity {
     const NAME: &'static str = "DeviceCapacity";
-    const FIELDS: &'static [&'static str] = &[
-        #[cfg(not(feature = "v1_33"))]
-        "requestPolicy",
-        "value",
-    ];
+    const FIELDS: &'static [&'static str] = &["requestPolicy", "value"];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             #[cfg(not(feature = "v1_33"))]

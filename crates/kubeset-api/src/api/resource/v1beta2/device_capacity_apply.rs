@@ -39,11 +39,7 @@ impl DeviceCapacityApply {
 }
 impl crate::serde_util::DeStruct for DeviceCapacityApply {
     const NAME: &'static str = "DeviceCapacityApply";
-    const FIELDS: &'static [&'static str] = &[
-        #[cfg(not(feature = "v1_33"))]
-        "requestPolicy",
-        "value",
-    ];
+    const FIELDS: &'static [&'static str] = &["requestPolicy", "value"];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
             #[cfg(not(feature = "v1_33"))]

@@ -31,7 +31,6 @@ pub struct DeviceConstraint {
 impl crate::serde_util::DeStruct for DeviceConstraint {
     const NAME: &'static str = "DeviceConstraint";
     const FIELDS: &'static [&'static str] = &[
-        #[cfg(not(feature = "v1_33"))]
         "distinctAttribute",
         "matchAttribute",
         "requests",

@@ -146,17 +146,13 @@ impl crate::serde_util::DeStruct for DeviceRequestAllocationResultApply {
     const NAME: &'static str = "DeviceRequestAllocationResultApply";
     const FIELDS: &'static [&'static str] = &[
         "adminAccess",
-        #[cfg(not(feature = "v1_33"))]
         "bindingConditions",
-        #[cfg(not(feature = "v1_33"))]
         "bindingFailureConditions",
-        #[cfg(not(feature = "v1_33"))]
         "consumedCapacity",
         "device",
         "driver",
         "pool",
         "request",
-        #[cfg(not(feature = "v1_33"))]
         "shareID",
         "tolerations",
     ];

@@ -100,7 +100,6 @@ impl crate::serde_util::DeStruct for DeviceSubRequestApply {
     const NAME: &'static str = "DeviceSubRequestApply";
     const FIELDS: &'static [&'static str] = &[
         "allocationMode",
-        #[cfg(not(feature = "v1_33"))]
         "capacity",
         "count",
         "deviceClassName",

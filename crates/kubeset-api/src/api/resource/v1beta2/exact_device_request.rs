@@ -56,7 +56,6 @@ impl crate::serde_util::DeStruct for ExactDeviceRequest {
     const FIELDS: &'static [&'static str] = &[
         "adminAccess",
         "allocationMode",
-        #[cfg(not(feature = "v1_33"))]
         "capacity",
         "count",
         "deviceClassName",

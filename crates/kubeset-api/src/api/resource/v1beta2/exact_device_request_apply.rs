@@ -101,7 +101,6 @@ impl crate::serde_util::DeStruct for ExactDeviceRequestApply {
     const FIELDS: &'static [&'static str] = &[
         "adminAccess",
         "allocationMode",
-        #[cfg(not(feature = "v1_33"))]
         "capacity",
         "count",
         "deviceClassName",

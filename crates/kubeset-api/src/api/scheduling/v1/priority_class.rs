@@ -13,6 +13,10 @@ pub struct PriorityClass {
     /// preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.
     pub preemption_policy: Option<String>,
     /// value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.
+    #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+    pub value: i32,
+    /// value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.
+    #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
     pub value: Option<i32>,
 }
 impl crate::Resource for PriorityClass {
@@ -42,6 +46,7 @@ impl crate::serde_util::DeStruct for PriorityClass {
         "metadata",
         "preemptionPolicy",
         "value",
+        "value",
     ];
     fn index(key: &str) -> Option<usize> {
         let index = match key {
@@ -49,7 +54,10 @@ impl crate::serde_util::DeStruct for PriorityClass {
             "globalDefault" => 1,
             "metadata" => 2,
             "preemptionPolicy" => 3,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             "value" => 4,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            "value" => 5,
             _ => return None,
         };
         Some(index)
@@ -59,12 +67,16 @@ impl crate::serde_util::DeStruct for PriorityClass {
         index: usize,
         map: &mut A,
     ) -> Result<(), A::Error> {
+        let _ = &map;
         match index {
             0 => self.description = map.next_value()?,
             1 => self.global_default = map.next_value()?,
             2 => self.metadata = crate::serde_util::required(map)?,
             3 => self.preemption_policy = map.next_value()?,
-            4 => self.value = map.next_value()?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            4 => self.value = crate::serde_util::required(map)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            5 => self.value = map.next_value()?,
             _ => {}
         }
         Ok(())
@@ -82,8 +94,11 @@ impl serde::Serialize for PriorityClass {
         use serde::ser::SerializeStruct as _;
         let len = 3usize + usize::from(self.description.is_some())
             + usize::from(self.global_default.is_some())
-            + usize::from(self.preemption_policy.is_some())
-            + usize::from(self.value.is_some());
+            + usize::from(self.preemption_policy.is_some());
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        let len = len + 1;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        let len = len + usize::from(self.value.is_some());
         let mut state = serializer.serialize_struct("PriorityClass", len)?;
         state.serialize_field("apiVersion", "scheduling.k8s.io/v1")?;
         state.serialize_field("kind", "PriorityClass")?;
@@ -97,6 +112,9 @@ impl serde::Serialize for PriorityClass {
         if let Some(value) = &self.preemption_policy {
             state.serialize_field("preemptionPolicy", value)?;
         }
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        state.serialize_field("value", &self.value)?;
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         if let Some(value) = &self.value {
             state.serialize_field("value", value)?;
         }

@@ -147,11 +147,9 @@ impl crate::serde_util::DeStruct for CSIDriverSpecApply {
         "fsGroupPolicy",
         "nodeAllocatableUpdatePeriodSeconds",
         "podInfoOnMount",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "preventPodSchedulingIfMissing",
         "requiresRepublish",
         "seLinuxMount",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "serviceAccountTokenInSecrets",
         "storageCapacity",
         "tokenRequests",

@@ -7,6 +7,9 @@ impl crate::protobuf::Message
 for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         f::put(buf, 1, &self.metadata);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        f::put(buf, 2, &self.spec);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         f::put_opt(buf, 2, &self.spec);
     }
     fn merge_field(
@@ -18,6 +21,9 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding {
         let _ = budget;
         match number {
             1 => f::one(&mut self.metadata, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            2 => f::one(&mut self.spec, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             2 => f::opt(&mut self.spec, value, budget)?,
             _ => {}
         }

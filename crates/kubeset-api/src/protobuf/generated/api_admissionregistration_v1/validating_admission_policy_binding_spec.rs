@@ -6,9 +6,15 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        f::put(buf, 1, &self.policy_name);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         f::put_or_zero(buf, 1, &self.policy_name);
         f::put_opt(buf, 2, &self.param_ref);
         f::put_opt(buf, 3, &self.match_resources);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        f::put_list(buf, 4, &self.validation_actions);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         f::put_opt_list(buf, 4, &self.validation_actions);
     }
     fn merge_field(
@@ -19,9 +25,15 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec 
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            1 => f::one(&mut self.policy_name, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             1 => f::nonzero(&mut self.policy_name, value, budget)?,
             2 => f::opt(&mut self.param_ref, value, budget)?,
             3 => f::opt(&mut self.match_resources, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            4 => f::list(&mut self.validation_actions, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             4 => f::opt_list(&mut self.validation_actions, value, budget)?,
             _ => {}
         }

@@ -6,8 +6,17 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::api::apiserverinternal::v1alpha1::ServerStorageVersion {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        f::put(buf, 1, &self.api_server_id);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         f::put_or_zero(buf, 1, &self.api_server_id);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        f::put(buf, 2, &self.encoding_version);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         f::put_or_zero(buf, 2, &self.encoding_version);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        f::put_list(buf, 3, &self.decodable_versions);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         f::put_opt_list(buf, 3, &self.decodable_versions);
         f::put_opt_list(buf, 4, &self.served_versions);
     }
@@ -19,8 +28,17 @@ for crate::api::apiserverinternal::v1alpha1::ServerStorageVersion {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            1 => f::one(&mut self.api_server_id, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             1 => f::nonzero(&mut self.api_server_id, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            2 => f::one(&mut self.encoding_version, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             2 => f::nonzero(&mut self.encoding_version, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            3 => f::list(&mut self.decodable_versions, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             3 => f::opt_list(&mut self.decodable_versions, value, budget)?,
             4 => f::opt_list(&mut self.served_versions, value, budget)?,
             _ => {}

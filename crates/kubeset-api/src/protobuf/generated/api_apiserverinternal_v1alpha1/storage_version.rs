@@ -7,7 +7,13 @@ impl crate::protobuf::Message
 for crate::api::apiserverinternal::v1alpha1::StorageVersion {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         f::put(buf, 1, &self.metadata);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        f::put(buf, 2, &self.spec);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         f::put_opt(buf, 2, &self.spec);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        f::put(buf, 3, &self.status);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         f::put_opt(buf, 3, &self.status);
     }
     fn merge_field(
@@ -19,7 +25,13 @@ for crate::api::apiserverinternal::v1alpha1::StorageVersion {
         let _ = budget;
         match number {
             1 => f::one(&mut self.metadata, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            2 => f::one(&mut self.spec, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             2 => f::opt(&mut self.spec, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            3 => f::one(&mut self.status, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             3 => f::opt(&mut self.status, value, budget)?,
             _ => {}
         }

@@ -5,6 +5,9 @@ use crate::protobuf::field as f;
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::authentication::v1::TokenRequestSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        f::put_list(buf, 1, &self.audiences);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         f::put_opt_list(buf, 1, &self.audiences);
         f::put_opt(buf, 3, &self.bound_object_ref);
         f::put_opt(buf, 4, &self.expiration_seconds);
@@ -17,6 +20,9 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenRequestSp
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            1 => f::list(&mut self.audiences, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             1 => f::opt_list(&mut self.audiences, value, budget)?,
             4 => f::opt(&mut self.expiration_seconds, value, budget)?,
             3 => f::opt(&mut self.bound_object_ref, value, budget)?,

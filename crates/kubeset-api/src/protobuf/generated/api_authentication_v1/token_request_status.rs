@@ -5,7 +5,13 @@ use crate::protobuf::field as f;
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::authentication::v1::TokenRequestStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        f::put(buf, 1, &self.token);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         f::put_opt(buf, 1, &self.token);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        f::put(buf, 2, &self.expiration_timestamp);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         f::put_opt(buf, 2, &self.expiration_timestamp);
     }
     fn merge_field(
@@ -16,7 +22,13 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenRequestSt
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            1 => f::one(&mut self.token, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             1 => f::opt(&mut self.token, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            2 => f::one(&mut self.expiration_timestamp, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             2 => f::opt(&mut self.expiration_timestamp, value, budget)?,
             _ => {}
         }

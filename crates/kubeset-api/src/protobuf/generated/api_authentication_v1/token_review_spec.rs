@@ -5,6 +5,9 @@ use crate::protobuf::field as f;
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        f::put(buf, 1, &self.token);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         f::put_or_zero(buf, 1, &self.token);
         f::put_opt_list(buf, 2, &self.audiences);
     }
@@ -16,6 +19,9 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSpe
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            1 => f::one(&mut self.token, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             1 => f::nonzero(&mut self.token, value, budget)?,
             2 => f::opt_list(&mut self.audiences, value, budget)?,
             _ => {}

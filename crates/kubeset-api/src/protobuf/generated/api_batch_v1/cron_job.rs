@@ -6,6 +6,9 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::batch::v1::CronJob {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         f::put(buf, 1, &self.metadata);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        f::put(buf, 2, &self.spec);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         f::put_opt(buf, 2, &self.spec);
         f::put_opt(buf, 3, &self.status);
     }
@@ -18,6 +21,9 @@ impl crate::protobuf::Message for crate::api::batch::v1::CronJob {
         let _ = budget;
         match number {
             1 => f::one(&mut self.metadata, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            2 => f::one(&mut self.spec, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             2 => f::opt(&mut self.spec, value, budget)?,
             3 => f::opt(&mut self.status, value, budget)?,
             _ => {}

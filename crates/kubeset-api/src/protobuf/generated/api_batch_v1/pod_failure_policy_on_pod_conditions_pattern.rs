@@ -7,6 +7,8 @@ impl crate::protobuf::Message
 for crate::api::batch::v1::PodFailurePolicyOnPodConditionsPattern {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         f::put(buf, 1, &self.type_);
+        #[cfg(any(feature = "v1_33", feature = "v1_34"))] f::put(buf, 2, &self.status);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         f::put_opt(buf, 2, &self.status);
     }
     fn merge_field(
@@ -18,6 +20,9 @@ for crate::api::batch::v1::PodFailurePolicyOnPodConditionsPattern {
         let _ = budget;
         match number {
             1 => f::one(&mut self.type_, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34"))]
+            2 => f::one(&mut self.status, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
             2 => f::opt(&mut self.status, value, budget)?,
             _ => {}
         }

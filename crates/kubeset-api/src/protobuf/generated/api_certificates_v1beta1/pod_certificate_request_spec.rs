@@ -14,8 +14,10 @@ for crate::api::certificates::v1beta1::PodCertificateRequestSpec {
         f::put(buf, 6, &self.node_name);
         f::put(buf, 7, &self.node_uid);
         f::put_opt(buf, 8, &self.max_expiration_seconds);
-        f::put_opt(buf, 9, &self.pkix_public_key);
-        f::put_opt(buf, 10, &self.proof_of_possession);
+        #[cfg(feature = "v1_35")] f::put(buf, 9, &self.pkix_public_key);
+        #[cfg(not(feature = "v1_35"))] f::put_opt(buf, 9, &self.pkix_public_key);
+        #[cfg(feature = "v1_35")] f::put(buf, 10, &self.proof_of_possession);
+        #[cfg(not(feature = "v1_35"))] f::put_opt(buf, 10, &self.proof_of_possession);
         f::put_opt_map(buf, 11, &self.unverified_user_annotations);
         #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         f::put(buf, 12, &self.stub_pkcs10_request);
@@ -36,7 +38,13 @@ for crate::api::certificates::v1beta1::PodCertificateRequestSpec {
             6 => f::one(&mut self.node_name, value, budget)?,
             7 => f::one(&mut self.node_uid, value, budget)?,
             8 => f::opt(&mut self.max_expiration_seconds, value, budget)?,
+            #[cfg(feature = "v1_35")]
+            9 => f::one(&mut self.pkix_public_key, value, budget)?,
+            #[cfg(not(feature = "v1_35"))]
             9 => f::opt(&mut self.pkix_public_key, value, budget)?,
+            #[cfg(feature = "v1_35")]
+            10 => f::one(&mut self.proof_of_possession, value, budget)?,
+            #[cfg(not(feature = "v1_35"))]
             10 => f::opt(&mut self.proof_of_possession, value, budget)?,
             #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             12 => f::one(&mut self.stub_pkcs10_request, value, budget)?,

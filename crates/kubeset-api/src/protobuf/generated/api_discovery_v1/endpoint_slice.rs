@@ -6,6 +6,9 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::discovery::v1::EndpointSlice {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         f::put(buf, 1, &self.metadata);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        f::put_list(buf, 2, &self.endpoints);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         f::put_opt_list(buf, 2, &self.endpoints);
         f::put_opt_list(buf, 3, &self.ports);
         f::put(buf, 4, &self.address_type);
@@ -20,6 +23,9 @@ impl crate::protobuf::Message for crate::api::discovery::v1::EndpointSlice {
         match number {
             1 => f::one(&mut self.metadata, value, budget)?,
             4 => f::one(&mut self.address_type, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            2 => f::list(&mut self.endpoints, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             2 => f::opt_list(&mut self.endpoints, value, budget)?,
             3 => f::opt_list(&mut self.ports, value, budget)?,
             _ => {}

@@ -6,6 +6,9 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::networking::v1::IPAddress {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         f::put(buf, 1, &self.metadata);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+        f::put(buf, 2, &self.spec);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
         f::put_opt(buf, 2, &self.spec);
     }
     fn merge_field(
@@ -17,6 +20,9 @@ impl crate::protobuf::Message for crate::api::networking::v1::IPAddress {
         let _ = budget;
         match number {
             1 => f::one(&mut self.metadata, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+            2 => f::one(&mut self.spec, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
             2 => f::opt(&mut self.spec, value, budget)?,
             _ => {}
         }

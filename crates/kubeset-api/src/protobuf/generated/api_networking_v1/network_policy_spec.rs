@@ -5,7 +5,8 @@ use crate::protobuf::field as f;
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicySpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        f::put_opt(buf, 1, &self.pod_selector);
+        #[cfg(feature = "v1_33")] f::put(buf, 1, &self.pod_selector);
+        #[cfg(not(feature = "v1_33"))] f::put_opt(buf, 1, &self.pod_selector);
         f::put_opt_list(buf, 2, &self.ingress);
         f::put_opt_list(buf, 3, &self.egress);
         f::put_opt_list(buf, 4, &self.policy_types);
@@ -18,6 +19,9 @@ impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicySpec 
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
+            #[cfg(feature = "v1_33")]
+            1 => f::one(&mut self.pod_selector, value, budget)?,
+            #[cfg(not(feature = "v1_33"))]
             1 => f::opt(&mut self.pod_selector, value, budget)?,
             2 => f::opt_list(&mut self.ingress, value, budget)?,
             3 => f::opt_list(&mut self.egress, value, budget)?,

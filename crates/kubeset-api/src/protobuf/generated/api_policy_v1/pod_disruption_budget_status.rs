@@ -7,9 +7,21 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudgetSta
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         f::put_or_zero(buf, 1, &self.observed_generation);
         f::put_opt_map(buf, 2, &self.disrupted_pods);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        f::put(buf, 3, &self.disruptions_allowed);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         f::put_opt(buf, 3, &self.disruptions_allowed);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        f::put(buf, 4, &self.current_healthy);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         f::put_opt(buf, 4, &self.current_healthy);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        f::put(buf, 5, &self.desired_healthy);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         f::put_opt(buf, 5, &self.desired_healthy);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        f::put(buf, 6, &self.expected_pods);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         f::put_opt(buf, 6, &self.expected_pods);
         f::put_opt_list(buf, 7, &self.conditions);
     }
@@ -23,9 +35,21 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudgetSta
         match number {
             1 => f::nonzero(&mut self.observed_generation, value, budget)?,
             2 => f::opt_map(&mut self.disrupted_pods, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            3 => f::one(&mut self.disruptions_allowed, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             3 => f::opt(&mut self.disruptions_allowed, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            4 => f::one(&mut self.current_healthy, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             4 => f::opt(&mut self.current_healthy, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            5 => f::one(&mut self.desired_healthy, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             5 => f::opt(&mut self.desired_healthy, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            6 => f::one(&mut self.expected_pods, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             6 => f::opt(&mut self.expected_pods, value, budget)?,
             7 => f::opt_list(&mut self.conditions, value, budget)?,
             _ => {}

@@ -5,6 +5,9 @@ use crate::protobuf::field as f;
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::rbac::v1::RoleRef {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        f::put(buf, 1, &self.api_group);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         f::put_opt(buf, 1, &self.api_group);
         f::put(buf, 2, &self.kind);
         f::put(buf, 3, &self.name);
@@ -17,6 +20,9 @@ impl crate::protobuf::Message for crate::api::rbac::v1::RoleRef {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            1 => f::one(&mut self.api_group, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             1 => f::opt(&mut self.api_group, value, budget)?,
             2 => f::one(&mut self.kind, value, budget)?,
             3 => f::one(&mut self.name, value, budget)?,

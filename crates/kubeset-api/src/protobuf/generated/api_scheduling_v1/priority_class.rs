@@ -6,6 +6,9 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::scheduling::v1::PriorityClass {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         f::put(buf, 1, &self.metadata);
+        #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+        f::put(buf, 2, &self.value);
+        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         f::put_opt(buf, 2, &self.value);
         f::put_or_zero(buf, 3, &self.global_default);
         f::put_or_zero(buf, 4, &self.description);
@@ -20,6 +23,9 @@ impl crate::protobuf::Message for crate::api::scheduling::v1::PriorityClass {
         let _ = budget;
         match number {
             1 => f::one(&mut self.metadata, value, budget)?,
+            #[cfg(any(feature = "v1_33", feature = "v1_34", feature = "v1_35"))]
+            2 => f::one(&mut self.value, value, budget)?,
+            #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
             2 => f::opt(&mut self.value, value, budget)?,
             3 => f::nonzero(&mut self.global_default, value, budget)?,
             4 => f::nonzero(&mut self.description, value, budget)?,

@@ -23,7 +23,6 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionCondition {
     const FIELDS: &'static [&'static str] = &[
         "lastTransitionTime",
         "message",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "observedGeneration",
         "reason",
         "status",

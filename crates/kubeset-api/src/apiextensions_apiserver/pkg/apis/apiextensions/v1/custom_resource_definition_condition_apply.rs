@@ -85,7 +85,6 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionConditionApply {
     const FIELDS: &'static [&'static str] = &[
         "lastTransitionTime",
         "message",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "observedGeneration",
         "reason",
         "status",

@@ -25,7 +25,6 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionStatus {
     const FIELDS: &'static [&'static str] = &[
         "acceptedNames",
         "conditions",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "observedGeneration",
         "storedVersions",
     ];

@@ -77,7 +77,6 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionStatusApply {
     const FIELDS: &'static [&'static str] = &[
         "acceptedNames",
         "conditions",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34")))]
         "observedGeneration",
         "storedVersions",
     ];

@@ -69,7 +69,6 @@ impl crate::serde_util::DeStruct for ListMetaApply {
         "remainingItemCount",
         "resourceVersion",
         "selfLink",
-        #[cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
         "shardInfo",
     ];
     fn index(key: &str) -> Option<usize> {
