@@ -22,7 +22,10 @@ serde_json::Value) and skipped objects go to stderr.
 options:
   --builtins SPEC_DIR    a Kubernetes release's spec directory (openapi-v3/,
                          swagger.json; e.g. specs/kubernetes/v1.35): schemas
-                         matching its models use kubeset::api::... directly
+                         matching its models use kubeset::api::... directly;
+                         name the release your kubeset version feature
+                         selects (none: v1.36), whose models the reused
+                         paths will be
   --report               print which schemas use a built-in model, the near
                          misses (close to one, and why not) and which
                          identical nested types were made one
