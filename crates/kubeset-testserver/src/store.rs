@@ -20,10 +20,12 @@ use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 use crate::util;
 
+mod answer;
 mod delete;
 mod stored;
 mod write;
 
+pub(crate) use self::answer::{Writing, event_line, list_json};
 pub(crate) use self::stored::Stored;
 
 /// Watch event types.
@@ -323,7 +325,9 @@ impl State {
 
 /// A page of a list and where to continue.
 pub(crate) struct Page {
-    pub(crate) items: Vec<Value>,
+    /// The page's objects as stored (shared, not copied): [`list_json`]
+    /// writes them into the answer, [`as_served`] parses them.
+    pub(crate) items: Vec<Arc<Stored>>,
     pub(crate) rv: u64,
     pub(crate) continue_token: Option<String>,
     pub(crate) remaining: Option<usize>,
@@ -530,14 +534,9 @@ impl Store {
             Some(l) if l > 0 => offset.saturating_add(l).min(all.len()),
             _ => all.len(),
         };
-        // Converted page by page: a paginated list of many objects keeps
-        // only the stored objects' handles between pages.
-        let items = all
-            .get(offset..end)
-            .unwrap_or_default()
-            .iter()
-            .map(|v| as_version(res, v.to_value()))
-            .collect();
+        // A paginated list of many objects keeps only the stored
+        // objects' handles between pages.
+        let items = all.get(offset..end).unwrap_or_default().to_vec();
         if end >= all.len() {
             return Ok(Page {
                 items,
@@ -608,6 +607,14 @@ impl Store {
             tracing::warn!(message = %e.message, "could not write a system object");
         }
     }
+}
+
+/// `items` parsed as a read of `res` returns them ([`as_version`]).
+pub(crate) fn as_served(res: &Resource, items: &[Arc<Stored>]) -> Vec<Value> {
+    items
+        .iter()
+        .map(|v| as_version(res, v.to_value()))
+        .collect()
 }
 
 /// A 409 when `obj` names a `resourceVersion` other than `live`'s; a 500

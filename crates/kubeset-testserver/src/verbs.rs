@@ -28,12 +28,12 @@ use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::shared::Shared;
 use crate::status::{self, ApiError};
-use crate::store::{Store, WriteCtx, check_rv, rv_of};
+use crate::store::{self, Store, WriteCtx, check_rv, rv_of};
 use crate::table;
 use crate::typed::{self, FieldValidation, Source};
 use crate::util;
 use crate::watch::{self, WatchRequest};
-use crate::wire::{Body, Query, decode_object, respond, text_response};
+use crate::wire::{Body, Query, decode_object, json_body_response, respond, text_response};
 
 /// What the handlers of one request read: the resource addressed, the
 /// parsed query and the request head.
@@ -225,10 +225,13 @@ pub(crate) fn watch(
     Ok(r)
 }
 
-/// GET of a collection: one page, as a list or a Table.
+/// GET of a collection: one page, as a list or a Table. A plain list
+/// (no Table, no `as=PartialObjectMetadataList`, no conversion webhook)
+/// is written from the stored text ([`store::list_json`]); the others
+/// parse the page's objects.
 pub(crate) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let limit = options::list(call.query, false)?.limit;
-    let mut page = call.store().list_page(
+    let page = call.store().list_page(
         &call.res,
         call.namespace.as_deref(),
         &call.label,
@@ -236,19 +239,36 @@ pub(crate) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         limit,
         call.query.get("continue").filter(|c| !c.is_empty()),
     )?;
-    page.items = crate::conversion::call::read(&call.res, page.items)
+    let plain = !call.wants_table()
+        && call.res.conversion.is_none()
+        && matches!(
+            crate::partial::target(call.accept),
+            crate::partial::Target::Whole
+        );
+    if plain {
+        let envelope = list_envelope(call, &page, Vec::new());
+        let body = store::list_json(&call.res, &envelope, &page.items);
+        return Ok(json_body_response(200, body));
+    }
+    let items = store::as_served(&call.res, &page.items);
+    let items = crate::conversion::call::read(&call.res, items)
         .await
         .map_err(|e| crate::conversion::not_ready(&call.res, &e))?;
     if call.wants_table() {
         let t = table::table(
             &call.res,
-            &page.items,
+            &items,
             &page.rv.to_string(),
             page.continue_token.as_deref(),
             call.include_object(),
         );
         return Ok(call.reply(200, &t));
     }
+    Ok(call.reply(200, &list_envelope(call, &page, items)))
+}
+
+/// The list answering `call` with `page`'s place and `items`.
+fn list_envelope(call: &Call<'_>, page: &store::Page, items: Vec<Value>) -> Value {
     // kube-apiserver counts the remaining items only of an unselected list
     // (its storage's predicate is empty), and its custom resource lists
     // (unstructured) always carry `continue`, empty on the last page.
@@ -257,10 +277,11 @@ pub(crate) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         .any(|k| call.query.get(k).is_some_and(|s| !s.is_empty()));
     let cont = page
         .continue_token
+        .clone()
         .or_else(|| call.res.custom.then(String::new));
     let mut list = list_object(
         &call.res,
-        page.items,
+        items,
         page.rv,
         cont,
         page.remaining.filter(|_| !selected),
@@ -270,7 +291,7 @@ pub(crate) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     if let Some(shard) = call.field.shard() {
         list["metadata"]["shardInfo"] = json!({"selector": shard.text()});
     }
-    Ok(call.reply(200, &list))
+    list
 }
 
 /// GET of one object, as itself or a one-row Table.
@@ -834,5 +855,122 @@ pub(crate) fn apply_patch(kind: PatchKind, target: &mut Value, p: &Value) -> Res
         PatchKind::Apply => Err(ApiError::bad_request(
             "apply is not a patch of an existing value",
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::{Value, json};
+
+    use super::list_object;
+    use crate::resources::{self, Resource};
+    use crate::store::{self, Stored};
+
+    /// A pod as kube-apiserver keeps one: managedFields, nested lists,
+    /// non-ASCII and escaped text, big and negative integers, floats.
+    fn pod(name: &str) -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {
+                "name": name, "namespace": "default", "uid": "4f1c", "resourceVersion": "17",
+                "labels": {"app": "café", "tier": "web"},
+                "annotations": {"note": "line\nbreak \"quoted\" \\ tab\t \u{1F600} \u{7f}"},
+                "managedFields": [{"manager": "kubectl", "operation": "Apply", "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:spec": {"f:containers": {"k:{\"name\":\"a\"}": {".": {}}}}}}]
+            },
+            "spec": {
+                "containers": [{"name": "a", "image": "nginx:1.27", "args": [["x", 1], [], [[{}]]],
+                    "resources": {"limits": {"cpu": "500m"}}, "ports": [{"containerPort": 8080}]}],
+                "big": u64::MAX, "neg": i64::MIN, "f": 0.1, "tiny": 5e-324, "huge": 1.7976931348623157e308,
+                "whole": 2.0, "null": null, "t": true
+            },
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+            "Zeta": 1, "_first": "sorts before apiVersion"
+        })
+    }
+
+    /// The list written from the stored text and the list printed from
+    /// the parsed objects, as `list` answered before.
+    fn both(res: &Resource, objs: &[Value]) -> (String, String) {
+        let key = res.storage_key();
+        let stored: Vec<Arc<Stored>> = objs
+            .iter()
+            .map(|o| Arc::new(Stored::new(&key, o)))
+            .collect();
+        let envelope = |items| {
+            let mut l = list_object(res, items, 42, Some("tok".into()), Some(3));
+            l["metadata"]["shardInfo"] = json!({"selector": "x"});
+            l
+        };
+        let written = store::list_json(res, &envelope(Vec::new()), &stored);
+        let printed = serde_json::to_string(&envelope(store::as_served(res, &stored)));
+        (
+            String::from_utf8(written).unwrap_or_default(),
+            printed.unwrap_or_default(),
+        )
+    }
+
+    fn builtin(group: &str, version: &str, plural: &str) -> Arc<Resource> {
+        resources::builtin()
+            .into_iter()
+            .find(|r| r.group == group && r.version == version && r.plural == plural)
+            .expect("served")
+    }
+
+    #[test]
+    fn a_list_written_from_the_stored_text_is_the_printed_list() {
+        let mut odd = pod("odd");
+        odd.as_object_mut().map(|m| m.remove("apiVersion"));
+        let only_type = json!({"apiVersion": "v1", "kind": "Pod"});
+        let objs = [
+            pod("a"),
+            odd,
+            only_type,
+            json!({"kind": "Pod", "z": []}),
+            pod("é"),
+        ];
+        let pods = builtin("", "v1", "pods");
+        for items in [&objs[..], &objs[..1], &[]] {
+            let (written, printed) = both(&pods, items);
+            assert_eq!(written, printed);
+        }
+        // A kind stored in another version than the one listed, and core
+        // Events listed as events.k8s.io/v1 (renamed fields: parsed).
+        let mut hpa = pod("h");
+        hpa["apiVersion"] = json!("autoscaling/v2");
+        hpa["kind"] = json!("HorizontalPodAutoscaler");
+        let (written, printed) = both(
+            &builtin("autoscaling", "v1", "horizontalpodautoscalers"),
+            &[hpa],
+        );
+        assert_eq!(written, printed);
+        let event = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"},
+            "involvedObject": {"name": "p"}, "message": "m", "count": 2});
+        let (written, printed) = both(&builtin("events.k8s.io", "v1", "events"), &[event]);
+        assert!(written.contains("\"regarding\"") && written.contains("\"note\":\"m\""));
+        assert_eq!(written, printed);
+    }
+
+    #[test]
+    fn a_custom_resource_list_is_the_printed_list_in_each_version() {
+        let crd = json!({"spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                    "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                        "size": {"type": "integer", "default": 3}}}}}}},
+                {"name": "v1beta1", "served": true}]}});
+        let mut v1 = pod("w1");
+        v1["apiVersion"] = json!("example.com/v1");
+        v1["kind"] = json!("Widget");
+        let mut beta = v1.clone();
+        beta["apiVersion"] = json!("example.com/v1beta1");
+        let objs = [v1, beta];
+        for res in resources::from_crd(&crd) {
+            let (written, printed) = both(&res, &objs);
+            assert_eq!(written, printed, "{}", res.version);
+        }
     }
 }

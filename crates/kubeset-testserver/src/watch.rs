@@ -28,7 +28,7 @@ use crate::partial::{self, Target};
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
-use crate::store::{self, EventType, Store, Stored};
+use crate::store::{self, EventType, Store, Stored, Writing};
 use crate::table;
 
 /// What a watch request asked for.
@@ -57,6 +57,9 @@ struct Writer {
     /// What `as=` asked the events' objects to be.
     partial: Target,
     protobuf: bool,
+    /// How an event's object is written: from the stored text for a
+    /// plain JSON watch of a kind read as stored, else parsed per event.
+    how: Writing,
 }
 
 impl Writer {
@@ -90,6 +93,11 @@ impl Writer {
         let Some(bytes) = self.encode(v) else {
             return false;
         };
+        self.send_bytes(bytes).await
+    }
+
+    /// Sends one encoded line or frame; `false` ends the watch.
+    async fn send_bytes(&self, bytes: Vec<u8>) -> bool {
         match self.tx.send(Bytes::from(bytes)).await {
             Ok(()) => true,
             Err(Gone::Closed) => false,
@@ -104,17 +112,17 @@ impl Writer {
         }
     }
 
-    async fn event(&self, kind: &str, obj: &Value, rv: u64) -> bool {
+    async fn event(&self, kind: &str, obj: Value, rv: u64) -> bool {
         let object = if let Some(res) = &self.table {
             table::table(
                 res,
-                std::slice::from_ref(obj),
+                std::slice::from_ref(&obj),
                 &rv.to_string(),
                 None,
                 "Object",
             )
         } else {
-            obj.clone()
+            obj
         };
         self.send_line(&json!({"type": kind, "object": object}))
             .await
@@ -163,28 +171,38 @@ impl WatchRequest {
     /// watch with an `ERROR` event, the 429 kube-apiserver refuses such a
     /// watch with ([`crate::conversion::not_ready`]).
     async fn send_initial(&self, w: &Writer, items: &[(String, Arc<Stored>)], rv: u64) -> bool {
-        let shown = items
+        let matching = items
             .iter()
             .filter(|(ns, obj)| {
                 self.namespace.as_ref().is_none_or(|want| want == ns) && self.matches(obj)
             })
-            .map(|(_, obj)| store::as_version(&self.res, obj.to_value()));
+            .map(|(_, obj)| obj);
         if self.res.conversion.is_none() {
-            for obj in shown {
-                if !w.event("ADDED", &obj, rv).await {
+            for obj in matching {
+                let sent = match store::event_line(&w.how, "ADDED", obj) {
+                    Some(line) => w.send_bytes(line).await,
+                    None => {
+                        let obj = store::as_version(&self.res, obj.to_value());
+                        w.event("ADDED", obj, rv).await
+                    }
+                };
+                if !sent {
                     return false;
                 }
             }
             return true;
         }
-        let shown = match crate::conversion::call::read(&self.res, shown.collect()).await {
+        let shown = matching
+            .map(|obj| store::as_version(&self.res, obj.to_value()))
+            .collect();
+        let shown = match crate::conversion::call::read(&self.res, shown).await {
             Ok(s) => s,
             Err(e) => {
                 w.error(&crate::conversion::not_ready(&self.res, &e)).await;
                 return false;
             }
         };
-        for obj in &shown {
+        for obj in shown {
             if !w.event("ADDED", obj, rv).await {
                 return false;
             }
@@ -202,11 +220,17 @@ pub(crate) async fn run(
     tx: QueueTx,
 ) {
     let _open = watches.enter();
+    let plain = !req.table && !req.protobuf && matches!(req.partial, Target::Whole);
     let w = Writer {
         tx,
         table: req.table.then(|| req.res.clone()),
         partial: req.partial,
         protobuf: req.protobuf,
+        how: if plain {
+            Writing::of(&req.res)
+        } else {
+            Writing::Parsed
+        },
     };
     let mut rv_rx = store.subscribe();
     let mut cut = faults.subscribe_cut();
@@ -263,15 +287,7 @@ pub(crate) async fn run(
                     let Some(kind) = seen_as(ev.kind, old_match, new_match) else {
                         continue;
                     };
-                    let obj = store::as_version(&req.res, shown_object(&ev, kind));
-                    let obj = match crate::conversion::call::read_one(&req.res, obj).await {
-                        Ok(o) => o,
-                        Err(e) => {
-                            w.error(&e).await;
-                            return;
-                        }
-                    };
-                    if !w.event(kind, &obj, ev.rv).await {
+                    if !send_event(&w, &req.res, &ev, kind).await {
                         return;
                     }
                 }
@@ -321,6 +337,32 @@ fn definition_changed(store: &Store, res: &Resource) -> bool {
             .lookup(&res.group, &res.version, &res.plural)
             .as_deref()
             != Some(res)
+}
+
+/// Sends one event of the history as a watch of `res` sees it (`seen`);
+/// `false` ends the watch. The object is written from the stored text
+/// when the watch and the kind allow ([`Writing`]): every watcher of a
+/// kind then sends the text the store keeps, none parses it.
+async fn send_event(w: &Writer, res: &Resource, ev: &store::Event, seen: &str) -> bool {
+    if !shows_old(ev, seen)
+        && let Some(line) = store::event_line(&w.how, seen, &ev.object)
+    {
+        return w.send_bytes(line).await;
+    }
+    let obj = store::as_version(res, shown_object(ev, seen));
+    match crate::conversion::call::read_one(res, obj).await {
+        Ok(obj) => w.event(seen, obj, ev.rv).await,
+        Err(e) => {
+            w.error(&e).await;
+            false
+        }
+    }
+}
+
+/// Whether an event is shown with its old object: a MODIFIED seen as
+/// DELETED (the object left the watch's selectors).
+fn shows_old(ev: &store::Event, seen: &str) -> bool {
+    ev.old.is_some() && ev.kind == EventType::Modified && seen == "DELETED"
 }
 
 /// The object an event carries: an object leaving the watch's selectors
@@ -386,5 +428,34 @@ mod tests {
             String::from_utf8(line).expect("utf-8"),
             "{\"type\":\"ADDED\",\"object\":{\"data\":{\"a\":\"1\"},\"kind\":\"ConfigMap\"}}\n"
         );
+    }
+
+    /// An event line written from the stored text is the line printed
+    /// from the parsed object; an object stored in another version than
+    /// the one watched is left to the parsed path.
+    #[test]
+    fn an_event_line_from_the_stored_text_is_the_printed_line() {
+        use crate::store::{self, Stored, Writing};
+        let res = crate::resources::builtin()
+            .into_iter()
+            .find(|r| r.group.is_empty() && r.plural == "configmaps")
+            .expect("served");
+        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "labels": {"k": "\u{e9}\"\n"}},
+            "data": {"big": "x"}, "n": [u64::MAX, -1, 0.5, 1e300, [[]]]});
+        let stored = Stored::new(&res.storage_key(), &obj);
+        let how = Writing::of(&res);
+        let line = store::event_line(&how, "MODIFIED", &stored).expect("written from the text");
+        let printed = super::json_line(&json!({"type": "MODIFIED",
+            "object": store::as_version(&res, stored.to_value())}));
+        assert_eq!(
+            String::from_utf8(line).ok(),
+            String::from_utf8(printed).ok()
+        );
+        let mut other = obj.clone();
+        other["apiVersion"] = json!("v2");
+        let stored = Stored::new(&res.storage_key(), &other);
+        assert!(store::event_line(&how, "ADDED", &stored).is_none());
+        assert!(store::event_line(&Writing::Parsed, "ADDED", &stored).is_none());
     }
 }

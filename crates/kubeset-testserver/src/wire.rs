@@ -23,7 +23,11 @@ pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
 }
 
 pub(crate) fn json_response(code: u16, v: &Value) -> Response<Body> {
-    let body = serde_json::to_vec(v).unwrap_or_default();
+    json_body_response(code, serde_json::to_vec(v).unwrap_or_default())
+}
+
+/// A response whose body is JSON text already written.
+pub(crate) fn json_body_response(code: u16, body: Vec<u8>) -> Response<Body> {
     let mut r = Response::new(full(body));
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     r.headers_mut().insert(

@@ -46,6 +46,13 @@ fn deeper_than(v: &Value, limit: usize) -> bool {
     false
 }
 
+/// The `apiVersion` and `kind` members an object of `api_version` and
+/// `kind` has in its text, for [`Stored::write_if_typed`].
+pub(crate) fn type_members(api_version: &str, kind: &str) -> (String, String) {
+    let member = |k: &str, v: &str| format!("\"{k}\":{}", Value::from(v));
+    (member("apiVersion", api_version), member("kind", kind))
+}
+
 /// The storage keys whose objects are kept parsed.
 pub(crate) fn keeps_parsed((group, plural): &(String, String)) -> bool {
     group == "admissionregistration.k8s.io" || (group.is_empty() && plural == "namespaces")
@@ -62,7 +69,89 @@ enum Body {
         json: Box<str>,
         /// `metadata.labels` with string values, for label selectors.
         labels: Box<[(Box<str>, Box<str>)]>,
+        /// Where `json` holds the object's own `apiVersion` and `kind`.
+        type_meta: TypeMeta,
     },
+}
+
+/// The byte ranges of the top-level `apiVersion` and `kind` members
+/// (`"apiVersion":"v1"`, without a comma) in an object's text, so that
+/// an answer can drop them (a built-in kind's list items) or check them
+/// (a watch event in the stored version) without parsing the object.
+#[derive(Debug, Default, Clone, Copy)]
+struct TypeMeta([Option<(u32, u32)>; 2]);
+
+impl TypeMeta {
+    /// The member texts, each `None` when the object has no such member.
+    fn members<'a>(&self, json: &'a str) -> [Option<&'a str>; 2] {
+        self.0
+            .map(|r| r.and_then(|(a, b)| json.get(a as usize..b as usize)))
+    }
+}
+
+/// `obj` printed as `obj.to_string()` prints it (serde_json's compact
+/// form: `{`, the members in the map's order as `key:value` joined by
+/// `,`, `}`), with the ranges of its `apiVersion` and `kind` members.
+fn print(obj: &Value) -> (String, TypeMeta) {
+    let Value::Object(map) = obj else {
+        return (obj.to_string(), TypeMeta::default());
+    };
+    let mut out = Vec::with_capacity(256);
+    let mut meta = TypeMeta::default();
+    out.push(b'{');
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let start = out.len();
+        // Writing into a Vec fails only on a value serde_json cannot
+        // print, which a `Value` never holds.
+        let _ = serde_json::to_writer(&mut out, k);
+        out.push(b':');
+        let _ = serde_json::to_writer(&mut out, v);
+        let slot = match k.as_str() {
+            "apiVersion" => 0,
+            "kind" => 1,
+            _ => continue,
+        };
+        meta.0[slot] = u32::try_from(start).ok().zip(u32::try_from(out.len()).ok());
+    }
+    out.push(b'}');
+    // serde_json writes valid UTF-8 only.
+    let text = String::from_utf8(out).unwrap_or_else(|_| obj.to_string());
+    (text, meta)
+}
+
+/// Writes the object text `json` without the members at `drop` (sorted,
+/// not overlapping, each a whole member without its comma): the pieces
+/// between them, each trimmed of the comma that joined it to a dropped
+/// member, joined by commas. A member never starts or ends with a comma
+/// (it starts with its key's quote and ends with its value's last byte).
+fn write_without(json: &str, drop: &[(usize, usize)], out: &mut Vec<u8>) {
+    let inner = 1..json.len().saturating_sub(1);
+    let mut bounds = Vec::with_capacity(drop.len() + 1);
+    let mut at = inner.start;
+    for &(a, b) in drop {
+        bounds.push((at, a));
+        at = b;
+    }
+    bounds.push((at, inner.end));
+    out.push(b'{');
+    let mut first = true;
+    for (a, b) in bounds {
+        let piece = json.get(a..b).unwrap_or_default();
+        let piece = piece.strip_prefix(',').unwrap_or(piece);
+        let piece = piece.strip_suffix(',').unwrap_or(piece);
+        if piece.is_empty() {
+            continue;
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.extend_from_slice(piece.as_bytes());
+    }
+    out.push(b'}');
 }
 
 impl Stored {
@@ -78,10 +167,51 @@ impl Stored {
             .flatten()
             .filter_map(|(k, v)| Some((k.as_str().into(), v.as_str()?.into())))
             .collect();
+        let (json, type_meta) = print(obj);
         Self(Body::Text {
-            json: obj.to_string().into_boxed_str(),
+            json: json.into_boxed_str(),
             labels,
+            type_meta,
         })
+    }
+
+    /// Writes the object's text without its `apiVersion` and `kind` (as
+    /// a built-in kind's list item shows it); `false`, writing nothing,
+    /// when the object is kept parsed.
+    pub(crate) fn write_untyped(&self, out: &mut Vec<u8>) -> bool {
+        let Body::Text {
+            json, type_meta, ..
+        } = &self.0
+        else {
+            return false;
+        };
+        let mut drop: Vec<(usize, usize)> = type_meta
+            .0
+            .iter()
+            .flatten()
+            .map(|&(a, b)| (a as usize, b as usize))
+            .collect();
+        drop.sort_unstable();
+        write_without(json, &drop, out);
+        true
+    }
+
+    /// Writes the object's text when its `apiVersion` and `kind` members
+    /// are the texts `api_version` and `kind` (`"apiVersion":"v1"`, as
+    /// [`type_members`] prints them); `false`, writing nothing, otherwise
+    /// or when the object is kept parsed.
+    pub(crate) fn write_if_typed(&self, api_version: &str, kind: &str, out: &mut Vec<u8>) -> bool {
+        let Body::Text {
+            json, type_meta, ..
+        } = &self.0
+        else {
+            return false;
+        };
+        if type_meta.members(json) != [Some(api_version), Some(kind)] {
+            return false;
+        }
+        out.extend_from_slice(json.as_bytes());
+        true
     }
 
     /// The object: borrowed when kept parsed, parsed from its text
@@ -184,5 +314,49 @@ mod tests {
             assert!(stored.matches(&sel(""), &name("a").unwrap_or_default()));
             assert!(!stored.matches(&sel(""), &name("b").unwrap_or_default()));
         }
+    }
+
+    #[test]
+    fn the_text_is_the_printed_object_and_drops_its_type_members_anywhere() {
+        let objs = [
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}}),
+            json!({"_a": 1, "apiVersion": "v1", "b": [{"kind": "inner"}], "kind": "X", "z": 3}),
+            json!({"apiVersion": "v1", "kind": "X"}),
+            json!({"kind": "X"}),
+            json!({"a": {"apiVersion": "nested"}, "kind": "X"}),
+            json!({"apiVersion": "v1"}),
+            json!({"a": 1}),
+            json!({}),
+        ];
+        for obj in objs {
+            let stored = Stored::new(&key("", "pods"), &obj);
+            let (text, _) = super::print(&obj);
+            assert_eq!(text, obj.to_string());
+            let mut untyped = obj.clone();
+            if let Some(m) = untyped.as_object_mut() {
+                m.remove("apiVersion");
+                m.remove("kind");
+            }
+            let mut out = Vec::new();
+            assert!(stored.write_untyped(&mut out));
+            assert_eq!(
+                String::from_utf8(out).ok(),
+                Some(untyped.to_string()),
+                "{obj}"
+            );
+            let (api_version, kind) = super::type_members("v1", "X");
+            let mut out = Vec::new();
+            let typed =
+                obj.get("apiVersion") == Some(&json!("v1")) && obj.get("kind") == Some(&json!("X"));
+            assert_eq!(
+                stored.write_if_typed(&api_version, &kind, &mut out),
+                typed,
+                "{obj}"
+            );
+            assert_eq!(out.is_empty(), !typed);
+        }
+        // Kept parsed: never written from a text.
+        let ns = Stored::new(&key("", "namespaces"), &json!({"kind": "Namespace"}));
+        assert!(!ns.write_untyped(&mut Vec::new()));
     }
 }
