@@ -128,8 +128,11 @@ impl Elem for Vec<String> {
 /// A message is written and merged as a reference behind a trait object
 /// ([`wire::MergeRef`], [`wire::EncodeRef`]), not as `dyn Message`: that
 /// vtable would name `M`'s drop glue, and so compile the drop of every
-/// message type (once a third of this feature's code).
+/// message type (once a third of this feature's code). Inlined into the
+/// one helper that calls each (`opt`, `list`, …), which is never inlined:
+/// one instance per message type, not two.
 impl<M: Message + Default> Elem for M {
+    #[inline(always)]
     fn put(&self, buf: &mut Vec<u8>, number: u32) {
         wire::put_ref(buf, number, &self);
     }
@@ -138,9 +141,11 @@ impl<M: Message + Default> Elem for M {
         merge_message(&mut m, value, budget)?;
         Ok(m)
     }
+    #[inline(always)]
     fn merge_into(&mut self, value: Value<'_>, budget: &mut Budget) -> Result<(), DecodeError> {
         merge_message(self, value, budget)
     }
+    #[inline(always)]
     fn merge_opt(
         slot: &mut Option<Self>,
         value: Value<'_>,
@@ -151,6 +156,7 @@ impl<M: Message + Default> Elem for M {
     /// Merged in place: the element is pushed (its slot charged first) and
     /// the record merged into it, so no value of `M` is moved or dropped
     /// here (a failed decode drops the whole object where it was made).
+    #[inline(always)]
     fn push(
         list: &mut Vec<Self>,
         value: Value<'_>,
@@ -160,7 +166,7 @@ impl<M: Message + Default> Elem for M {
         // Not `push`: it holds the value while it may grow (and panic), so
         // it names `M`'s drop glue; a trusted-length extend makes room
         // first, then makes the value in place.
-        list.extend(std::iter::repeat_with(M::default).take(1));
+        list.extend(std::iter::once_with(M::default));
         match list.last_mut() {
             Some(m) => merge_message(m, value, budget),
             None => Ok(()),
@@ -170,7 +176,7 @@ impl<M: Message + Default> Elem for M {
 
 /// A message record merged into `m` (as [`wire::merge`], whose
 /// `&mut dyn Message` would name `M`'s drop glue).
-#[inline]
+#[inline(always)]
 pub(crate) fn merge_message<M: Message>(
     mut m: &mut M,
     value: Value<'_>,
@@ -183,7 +189,7 @@ pub(crate) fn merge_message<M: Message>(
 /// `Option::get_or_insert_with`, without compiling `T`'s drop glue (which
 /// that assignment needs, for every message, list and map type): an empty
 /// slot has nothing to drop.
-#[inline]
+#[inline(always)]
 pub(crate) fn filled<T>(slot: &mut Option<T>, make: fn() -> T) -> &mut T {
     if slot.is_none() {
         // The `None` replaced: nothing to drop.
