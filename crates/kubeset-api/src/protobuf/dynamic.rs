@@ -3,8 +3,8 @@
 //! (custom resources, and kinds behind a cargo feature that is off) are
 //! not found.
 //!
-//! Protobuf ↔ JSON of any kind ([`to_json`], [`from_json`],
-//! [`Kind::decode`], [`Kind::encode`]), for code that holds objects as
+//! Protobuf ↔ JSON of any kind (`to_json`, `from_json`, `Kind::decode`,
+//! `Kind::encode`), for code that holds objects as
 //! JSON (the embedded API server), needs the cargo feature
 //! `protobuf-json`: it goes through each model's serde, which instantiates
 //! serde for `serde_json::Value` over every model — more than the codecs
@@ -235,7 +235,7 @@ pub fn from_json(obj: &Value) -> Result<Option<Vec<u8>>, DynamicError> {
 }
 
 /// Decodes a `Status` in `k8s\0` + envelope (an error response's body, a
-/// watch's `ERROR` event) into JSON, as [`to_json`] does, without the
+/// watch's `ERROR` event) into JSON, as `to_json` does, without the
 /// JSON conversion of every other kind: only `Status`'s serde is
 /// instantiated. Any other kind is [`DynamicError::UnknownKind`].
 ///
