@@ -9,7 +9,7 @@
 //! `KUBESET_MEMORY_ITEMS` sets the size of the real lists (default 20,000;
 //! the measure is 1,000,000).
 #![cfg(all(
-    feature = "protobuf",
+    feature = "protobuf-json",
     feature = "core-v1",
     feature = "apiextensions-v1"
 ))]

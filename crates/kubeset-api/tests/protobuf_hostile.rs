@@ -2,7 +2,7 @@
 //! error, never an empty answer, a panic, or memory out of proportion to
 //! its size; and what a real kube-apiserver sends still decodes.
 #![cfg(all(
-    feature = "protobuf",
+    feature = "protobuf-json",
     feature = "core-v1",
     feature = "apiextensions-v1"
 ))]

@@ -138,7 +138,7 @@ where
 /// The error of a protobuf error response: its `Status`, read as JSON by
 /// the REST layer's one decoding of errors.
 fn status_error(mut resp: Response) -> Error {
-    if let Ok(status) = dynamic::to_json(&resp.body) {
+    if let Ok(status) = dynamic::status_json(&resp.body) {
         resp.body = serde_json::to_vec(&status).unwrap_or_default().into();
         resp.set_content_type(HeaderValue::from_static("application/json"));
     }
@@ -207,7 +207,7 @@ where
     }
 
     fn status(&self, bytes: &[u8]) -> Result<serde_json::Value, BoxError> {
-        Ok(dynamic::to_json(bytes)?)
+        Ok(dynamic::status_json(bytes)?)
     }
 
     fn resource_version(&self, bytes: &[u8]) -> Option<String> {

@@ -1,21 +1,30 @@
-//! Protobuf ↔ JSON by `apiVersion` and `kind`, for code that holds
-//! objects as JSON (the embedded API server, the dynamic client): the
-//! envelope names the kind, a generated table finds its model, the model
-//! converts. Kinds without a codec (custom resources, and kinds behind a
-//! cargo feature that is off) are not found.
+//! The codecs by `apiVersion` and `kind` or by type: the envelope names
+//! the kind, a generated table finds its model. Kinds without a codec
+//! (custom resources, and kinds behind a cargo feature that is off) are
+//! not found.
+//!
+//! Protobuf ↔ JSON of any kind (`to_json`, `from_json`, `Kind::decode`,
+//! `Kind::encode`), for code that holds objects as
+//! JSON (the embedded API server), needs the cargo feature
+//! `protobuf-json`: it goes through each model's serde, which instantiates
+//! serde for `serde_json::Value` over every model — more than the codecs
+//! themselves cost to build. The typed codecs ([`typed`]) and a `Status`
+//! as JSON ([`status_json`]) need only `protobuf`.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+#[cfg(feature = "protobuf-json")]
 use serde::Serialize;
+#[cfg(feature = "protobuf-json")]
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::wire::Budget;
 use super::{DecodeError, Message, Unknown, wire};
 use crate::List;
-use crate::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};
+use crate::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta, Status};
 
 /// A conversion failed.
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +56,9 @@ pub enum DynamicError {
 }
 
 /// A model's decoder behind `dyn Any` (downcast by [`Typed`]), charging
-/// the budget; the value is written to the `Option<T>` behind the `Any`.
+/// the budget; the value is decoded into the `Option<T>` behind the `Any`
+/// (made when `None`), and left there half-made on an error: the caller
+/// drops it, so this crate compiles no drop glue for the decoded kinds.
 type DecodeAny = fn(&[u8], &mut Budget, &mut dyn Any) -> Result<(), DecodeError>;
 
 /// One kind's codec: JSON object ↔ protobuf bytes with the envelope.
@@ -57,7 +68,9 @@ pub struct Kind {
     pub api_version: &'static str,
     /// `kind`.
     pub kind: &'static str,
-    decode: fn(&[u8]) -> Result<Value, DynamicError>,
+    #[cfg(feature = "protobuf-json")]
+    decode: fn(&[u8], &mut Budget) -> Result<Value, DynamicError>,
+    #[cfg(feature = "protobuf-json")]
     encode: fn(&Value) -> Result<Vec<u8>, DynamicError>,
     type_id: fn() -> TypeId,
     decode_any: DecodeAny,
@@ -65,6 +78,21 @@ pub struct Kind {
 }
 
 impl Kind {
+    #[cfg(not(feature = "protobuf-json"))]
+    pub(crate) const fn of<T>(api_version: &'static str, kind: &'static str) -> Self
+    where
+        T: Message + Default + 'static,
+    {
+        Self {
+            api_version,
+            kind,
+            type_id: TypeId::of::<T>,
+            decode_any: decode_any::<T>,
+            encode_any: encode_any::<T>,
+        }
+    }
+
+    #[cfg(feature = "protobuf-json")]
     pub(crate) const fn of<T>(api_version: &'static str, kind: &'static str) -> Self
     where
         T: Message + Default + Serialize + DeserializeOwned + 'static,
@@ -81,9 +109,10 @@ impl Kind {
     }
 
     /// The object (the message bytes inside the envelope) as JSON, with
-    /// `apiVersion` and `kind` set.
+    /// `apiVersion` and `kind` set (cargo feature `protobuf-json`).
+    #[cfg(feature = "protobuf-json")]
     pub fn decode(&self, raw: &[u8]) -> Result<Value, DynamicError> {
-        let mut v = (self.decode)(raw)?;
+        let mut v = (self.decode)(raw, &mut Budget::for_body(raw.len()))?;
         if let Value::Object(m) = &mut v {
             m.insert("apiVersion".into(), self.api_version.into());
             m.insert("kind".into(), self.kind.into());
@@ -91,7 +120,9 @@ impl Kind {
         Ok(v)
     }
 
-    /// A JSON object of this kind, encoded with the envelope.
+    /// A JSON object of this kind, encoded with the envelope (cargo
+    /// feature `protobuf-json`).
+    #[cfg(feature = "protobuf-json")]
     pub fn encode(&self, obj: &Value) -> Result<Vec<u8>, DynamicError> {
         let raw = (self.encode)(obj)?;
         Ok(super::envelope(self.api_version, self.kind, &raw))
@@ -103,11 +134,17 @@ fn decode_any<T: Message + Default + 'static>(
     budget: &mut Budget,
     out: &mut dyn Any,
 ) -> Result<(), DecodeError> {
-    let t = super::decode_with::<T>(raw, budget)?;
-    if let Some(slot) = out.downcast_mut::<Option<T>>() {
-        *slot = Some(t);
+    // Into the caller's slot, not a value of our own: a value made here
+    // would be dropped here on an error, compiling every kind's drop glue
+    // (the largest part of this feature's code). Another type behind the
+    // `Any` is left alone (`Typed` maps its `K` to this entry).
+    match out.downcast_mut::<Option<T>>() {
+        Some(slot) => {
+            let mut t = super::field::filled::<T>(slot, T::default);
+            super::merge_bytes(raw, budget, &mut t)
+        }
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn encode_any<T: Message + 'static>(obj: &dyn Any, buf: &mut Vec<u8>) -> bool {
@@ -120,8 +157,12 @@ fn encode_any<T: Message + 'static>(obj: &dyn Any, buf: &mut Vec<u8>) -> bool {
     }
 }
 
-fn decode_as<T: Message + Default + Serialize>(raw: &[u8]) -> Result<Value, DynamicError> {
-    let obj: T = super::decode(raw)?;
+#[cfg(feature = "protobuf-json")]
+fn decode_as<T: Message + Default + Serialize>(
+    raw: &[u8],
+    budget: &mut Budget,
+) -> Result<Value, DynamicError> {
+    let obj: T = super::decode_with(raw, budget)?;
     // A model always serializes to a JSON value.
     serde_json::to_value(&obj).map_err(|source| DynamicError::Json {
         kind: std::any::type_name::<T>(),
@@ -129,6 +170,7 @@ fn decode_as<T: Message + Default + Serialize>(raw: &[u8]) -> Result<Value, Dyna
     })
 }
 
+#[cfg(feature = "protobuf-json")]
 fn encode_as<T: Message + DeserializeOwned>(obj: &Value) -> Result<Vec<u8>, DynamicError> {
     let typed: T = serde_json::from_value(obj.clone()).map_err(|source| DynamicError::Json {
         kind: std::any::type_name::<T>(),
@@ -162,7 +204,8 @@ pub fn kind(api_version: &str, kind: &str) -> Option<&'static Kind> {
 }
 
 /// Decodes `k8s\0` + envelope + object into JSON (with `apiVersion` and
-/// `kind` from the envelope).
+/// `kind` from the envelope; cargo feature `protobuf-json`).
+#[cfg(feature = "protobuf-json")]
 pub fn to_json(bytes: &[u8]) -> Result<Value, DynamicError> {
     let u = Unknown::parse(bytes)?;
     // Any kind the table has: checked against itself.
@@ -180,13 +223,52 @@ pub fn to_json(bytes: &[u8]) -> Result<Value, DynamicError> {
 }
 
 /// Encodes a JSON object by its own `apiVersion` and `kind`; `Ok(None)`
-/// when no compiled model has a codec for it (it stays JSON).
+/// when no compiled model has a codec for it (it stays JSON; cargo feature
+/// `protobuf-json`).
+#[cfg(feature = "protobuf-json")]
 pub fn from_json(obj: &Value) -> Result<Option<Vec<u8>>, DynamicError> {
     let field = |f: &str| obj.get(f).and_then(Value::as_str).unwrap_or("");
     match kind(field("apiVersion"), field("kind")) {
         Some(k) => k.encode(obj).map(Some),
         None => Ok(None),
     }
+}
+
+/// Decodes a `Status` in `k8s\0` + envelope (an error response's body, a
+/// watch's `ERROR` event) into JSON, as `to_json` does, without the
+/// JSON conversion of every other kind: only `Status`'s serde is
+/// instantiated. Any other kind is [`DynamicError::UnknownKind`].
+///
+/// ```
+/// use kubeset_api::apimachinery::pkg::apis::meta::v1::Status;
+/// use kubeset_api::protobuf::{dynamic, encode_with_type};
+/// let status = Status { code: Some(404), reason: Some("NotFound".into()), ..Status::default() };
+/// let json = dynamic::status_json(&encode_with_type(&status, "v1", "Status")).unwrap();
+/// assert_eq!(json["code"], 404);
+/// assert_eq!(json["kind"], "Status");
+/// ```
+pub fn status_json(bytes: &[u8]) -> Result<Value, DynamicError> {
+    let u = Unknown::parse(bytes)?;
+    u.check(&u.api_version, &u.kind)?;
+    let unknown = || DynamicError::UnknownKind {
+        api_version: u.api_version.clone(),
+        kind: u.kind.clone(),
+    };
+    let k = kind(&u.api_version, &u.kind).ok_or_else(unknown)?;
+    if (k.type_id)() != TypeId::of::<Status>() {
+        return Err(unknown());
+    }
+    let status: Status = super::decode(u.raw)?;
+    let mut v = serde_json::to_value(&status).map_err(|source| DynamicError::Json {
+        kind: std::any::type_name::<Status>(),
+        source,
+    })?;
+    if let Value::Object(m) = &mut v {
+        // As `to_json`: the table's kind, the apiVersion as sent.
+        m.insert("apiVersion".into(), u.api_version.into());
+        m.insert("kind".into(), k.kind.into());
+    }
+    Ok(v)
 }
 
 /// The `metadata.resourceVersion` of an object in `k8s\0` + envelope,
@@ -370,6 +452,7 @@ mod tests {
     /// the uid, resourceVersion and creationTimestamp it sets, managed
     /// fields cleared, every other field Go's zero (which Go writes).
     /// `None` for a kind whose field 1 is not `ObjectMeta`.
+    #[cfg(feature = "protobuf-json")]
     fn smallest(item: &Kind) -> Option<Vec<u8>> {
         let mut meta = Vec::new();
         wire::put_string(&mut meta, 1, &"a".to_owned());
@@ -391,6 +474,7 @@ mod tests {
     /// The budget never refuses a list of the smallest real objects of any
     /// kind: the memory charged per byte of such a list (the worst ratio of
     /// any body a real server sends) stays below `MEMORY_PER_BYTE`.
+    #[cfg(feature = "protobuf-json")]
     #[test]
     fn the_smallest_real_objects_of_every_kind_fit_the_budget() {
         let table = super::super::generated::kinds::KINDS;
@@ -409,7 +493,7 @@ mod tests {
             }
             let bytes = super::super::envelope(list.api_version, list.kind, &raw);
             let mut budget = Budget::for_body(usize::MAX / 64);
-            (list.decode_any)(&raw, &mut budget, &mut ()).expect("decodes");
+            (list.decode)(&raw, &mut budget).expect("decodes");
             let ratio = budget.spent() as f64 / bytes.len() as f64;
             if ratio > worst.0 {
                 worst = (ratio, list.kind);
@@ -429,7 +513,7 @@ mod tests {
         assert!(worst.0 < super::super::MEMORY_PER_BYTE as f64);
     }
 
-    #[cfg(feature = "core-v1")]
+    #[cfg(all(feature = "core-v1", feature = "protobuf-json"))]
     #[test]
     fn json_round_trips_by_kind() {
         let cm = serde_json::json!({
@@ -444,6 +528,55 @@ mod tests {
         let crd = serde_json::json!({"apiVersion": "example.com/v1", "kind": "Foo"});
         assert!(from_json(&crd).unwrap().is_none());
         assert!(matches!(to_json(b"{}"), Err(DynamicError::Decode { .. })));
+    }
+
+    /// `status_json` answers what `to_json` answers for a `Status`, the
+    /// apiVersion as sent included.
+    #[cfg(feature = "protobuf-json")]
+    #[test]
+    fn status_json_is_to_json_of_a_status() {
+        use crate::apimachinery::pkg::apis::meta::v1::StatusDetails;
+        let status = Status {
+            code: Some(409),
+            message: Some("conflict".into()),
+            reason: Some("AlreadyExists".into()),
+            status: Some("Failure".into()),
+            details: Some(StatusDetails {
+                name: Some("x".into()),
+                ..StatusDetails::default()
+            }),
+            ..Status::default()
+        };
+        for api_version in ["v1", "meta.k8s.io/v1"] {
+            let bytes = super::super::encode_with_type(&status, api_version, "Status");
+            let json = status_json(&bytes).ok();
+            assert_eq!(json, to_json(&bytes).ok(), "{api_version}");
+        }
+        let bytes = super::super::encode_with_type(&status, "v1", "Status");
+        let json = status_json(&bytes).unwrap();
+        assert_eq!(json["apiVersion"], "v1");
+        assert_eq!(json["details"]["name"], "x");
+    }
+
+    #[cfg(feature = "core-v1")]
+    #[test]
+    fn status_json_is_only_for_a_status() {
+        use crate::api::core::v1::ConfigMap;
+        let bytes = super::super::encode_object(&ConfigMap::default());
+        assert!(matches!(
+            status_json(&bytes),
+            Err(DynamicError::UnknownKind { kind, .. }) if kind == "ConfigMap"
+        ));
+        assert!(matches!(
+            status_json(b"{}"),
+            Err(DynamicError::Decode { .. })
+        ));
+        let status = Status {
+            code: Some(404),
+            ..Status::default()
+        };
+        let json = status_json(&super::super::encode_with_type(&status, "v1", "Status"));
+        assert_eq!(json.unwrap()["code"], 404);
     }
 
     #[cfg(feature = "core-v1")]

@@ -53,7 +53,7 @@
 #[rustfmt::skip]
 mod generated;
 pub mod dynamic;
-mod field;
+pub(crate) mod field;
 mod types;
 pub mod wire;
 
@@ -231,13 +231,26 @@ pub fn decode<M: Message + Default>(bytes: &[u8]) -> Result<M, DecodeError> {
 }
 
 /// A message from its bytes, charging `budget`.
-fn decode_with<M: Message + Default>(
+pub(crate) fn decode_with<M: Message + Default>(
     bytes: &[u8],
     budget: &mut wire::Budget,
 ) -> Result<M, DecodeError> {
     let mut m = M::default();
-    wire::fields(bytes, &mut |n, v| m.merge_field(n, v, budget))?;
+    merge_bytes(bytes, budget, &mut &mut m)?;
     Ok(m)
+}
+
+/// Merges a message's bytes field by field: one loop for every type
+/// (generic, it was compiled again with each kind's `merge_field`
+/// inlined into it); [`wire::MergeRef`], not `&mut dyn Message`, whose
+/// vtable would name the message's drop glue.
+#[inline(never)]
+pub(crate) fn merge_bytes(
+    bytes: &[u8],
+    budget: &mut wire::Budget,
+    m: &mut dyn wire::MergeRef,
+) -> Result<(), DecodeError> {
+    wire::fields(bytes, |n, v| m.merge_one(n, v, budget))
 }
 
 /// `runtime.Unknown`: the envelope of a protobuf-encoded object.

@@ -530,6 +530,58 @@ fn out_of_range(secs: i64, nanos: i32) -> DecodeError {
     DecodeError::TimeOutOfRange { secs, nanos }
 }
 
+/// A message behind `&mut`, as a trait object: `&mut dyn Message` has
+/// `M`'s drop glue in its vtable (so every message type's drop would be
+/// compiled), `&mut dyn FnMut` a `call_once` shim; this vtable has one
+/// method and `&mut M`'s drop, which is nothing.
+pub(crate) trait MergeRef {
+    /// `Message::merge_field` of the message referred to.
+    fn merge_one(
+        &mut self,
+        number: u32,
+        value: Value<'_>,
+        budget: &mut Budget,
+    ) -> Result<(), DecodeError>;
+}
+
+impl<M: Message> MergeRef for &mut M {
+    fn merge_one(
+        &mut self,
+        number: u32,
+        value: Value<'_>,
+        budget: &mut Budget,
+    ) -> Result<(), DecodeError> {
+        (**self).merge_field(number, value, budget)
+    }
+}
+
+/// A message behind `&`, as a trait object (why: [`MergeRef`]).
+pub(crate) trait EncodeRef {
+    /// `Message::encode_fields` of the message referred to.
+    fn encode_to(&self, buf: &mut Vec<u8>);
+}
+
+impl<M: Message> EncodeRef for &M {
+    fn encode_to(&self, buf: &mut Vec<u8>) {
+        (**self).encode_fields(buf);
+    }
+}
+
+/// A message record merged into `into` (as [`merge`]).
+pub(crate) fn merge_ref(
+    into: &mut dyn MergeRef,
+    value: Value<'_>,
+    budget: &mut Budget,
+) -> Result<(), DecodeError> {
+    let b = len(value)?;
+    budget.nested(|budget| fields(b, |n, v| into.merge_one(n, v, budget)))
+}
+
+/// A message field (as [`put_message`]).
+pub(crate) fn put_ref(buf: &mut Vec<u8>, number: u32, v: &dyn EncodeRef) {
+    put_record(buf, number, |buf| v.encode_to(buf));
+}
+
 /// `metav1.Time`: `None` for an empty message (Go's zero time); the
 /// nanoseconds are dropped, as Go reads them.
 pub fn time(value: Value<'_>) -> Result<Option<Time>, DecodeError> {
