@@ -630,10 +630,15 @@ pub async fn failed_conversions_answer_as_the_real_server(c: &Converting) {
         "watch at v2",
         at_v2.watch(&WatchParams::default().timeout(60), "").await,
     );
-    // A webhook nothing listens for.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    // A webhook nothing listens for: a port held by a socket that is bound
+    // but never listens, so a connection is refused and no other socket
+    // is given the port meanwhile (a port freed after `bind` was taken by
+    // another test's server once, and answered the TLS hello in plain text).
+    let closed = tokio::net::TcpSocket::new_v4().expect("a socket");
+    closed
+        .bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .expect("a free port");
     let port = closed.local_addr().expect("its address").port();
-    drop(closed);
     let gone = format!("https://127.0.0.1:{port}/convert");
     c.call_at(&gone).await;
     let (code, reason, message) = eventually(WAIT, "a get to fail", || async {
