@@ -369,8 +369,8 @@ fn shows_old(ev: &store::Event, seen: &str) -> bool {
 /// (a MODIFIED seen as DELETED) is shown as it was, with the event's
 /// resourceVersion, as kube-apiserver's watchers send it.
 fn shown_object(ev: &store::Event, seen: &str) -> Value {
-    match (&ev.old, ev.kind, seen) {
-        (Some(old), EventType::Modified, "DELETED") => {
+    match &ev.old {
+        Some(old) if shows_old(ev, seen) => {
             let mut o = old.to_value();
             if let Some(m) = o.get_mut("metadata").and_then(Value::as_object_mut) {
                 m.insert("resourceVersion".into(), Value::String(ev.rv.to_string()));

@@ -85,27 +85,21 @@ pub(crate) fn list_json(res: &Resource, envelope: &Value, items: &[Arc<Stored>])
         let _ = serde_json::to_writer(&mut out, envelope);
         return out;
     };
-    out.push(b'{');
-    for (i, (k, v)) in members.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        let _ = serde_json::to_writer(&mut out, k);
-        out.push(b':');
+    let value = |k: &str, v: &Value, out: &mut Vec<u8>| {
         if k != "items" {
-            let _ = serde_json::to_writer(&mut out, v);
-            continue;
+            let _ = serde_json::to_writer(out, v);
+            return;
         }
         out.push(b'[');
         for (j, obj) in items.iter().enumerate() {
             if j > 0 {
                 out.push(b',');
             }
-            write_item(res, &how, obj, &mut out);
+            write_item(res, &how, obj, out);
         }
         out.push(b']');
-    }
-    out.push(b'}');
+    };
+    stored::write_members(members, &mut out, value, |_, _, _| {});
     out
 }
 

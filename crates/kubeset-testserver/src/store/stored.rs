@@ -89,15 +89,16 @@ impl TypeMeta {
     }
 }
 
-/// `obj` printed as `obj.to_string()` prints it (serde_json's compact
-/// form: `{`, the members in the map's order as `key:value` joined by
-/// `,`, `}`), with the ranges of its `apiVersion` and `kind` members.
-fn print(obj: &Value) -> (String, TypeMeta) {
-    let Value::Object(map) = obj else {
-        return (obj.to_string(), TypeMeta::default());
-    };
-    let mut out = Vec::with_capacity(256);
-    let mut meta = TypeMeta::default();
+/// Writes the object `map` as serde_json's compact form prints it (`{`,
+/// the members in the map's order as `key:value` joined by `,`, `}`),
+/// each member's value by `value` (which writes it, or something in its
+/// place), with the range each member took in `out`.
+pub(crate) fn write_members(
+    map: &serde_json::Map<String, Value>,
+    out: &mut Vec<u8>,
+    mut value: impl FnMut(&str, &Value, &mut Vec<u8>),
+    mut member: impl FnMut(&str, usize, usize),
+) {
     out.push(b'{');
     for (i, (k, v)) in map.iter().enumerate() {
         if i > 0 {
@@ -106,17 +107,33 @@ fn print(obj: &Value) -> (String, TypeMeta) {
         let start = out.len();
         // Writing into a Vec fails only on a value serde_json cannot
         // print, which a `Value` never holds.
-        let _ = serde_json::to_writer(&mut out, k);
+        let _ = serde_json::to_writer(&mut *out, k);
         out.push(b':');
-        let _ = serde_json::to_writer(&mut out, v);
-        let slot = match k.as_str() {
-            "apiVersion" => 0,
-            "kind" => 1,
-            _ => continue,
-        };
-        meta.0[slot] = u32::try_from(start).ok().zip(u32::try_from(out.len()).ok());
+        value(k, v, out);
+        member(k, start, out.len());
     }
     out.push(b'}');
+}
+
+/// `obj` printed as `obj.to_string()` prints it, with the ranges of its
+/// `apiVersion` and `kind` members.
+fn print(obj: &Value) -> (String, TypeMeta) {
+    let Value::Object(map) = obj else {
+        return (obj.to_string(), TypeMeta::default());
+    };
+    let mut out = Vec::with_capacity(256);
+    let mut meta = TypeMeta::default();
+    let print_value = |_: &str, v: &Value, out: &mut Vec<u8>| {
+        let _ = serde_json::to_writer(out, v);
+    };
+    write_members(map, &mut out, print_value, |k, start, end| {
+        let slot = match k {
+            "apiVersion" => 0,
+            "kind" => 1,
+            _ => return,
+        };
+        meta.0[slot] = u32::try_from(start).ok().zip(u32::try_from(end).ok());
+    });
     // serde_json writes valid UTF-8 only.
     let text = String::from_utf8(out).unwrap_or_else(|_| obj.to_string());
     (text, meta)
@@ -128,17 +145,12 @@ fn print(obj: &Value) -> (String, TypeMeta) {
 /// member, joined by commas. A member never starts or ends with a comma
 /// (it starts with its key's quote and ends with its value's last byte).
 fn write_without(json: &str, drop: &[(usize, usize)], out: &mut Vec<u8>) {
-    let inner = 1..json.len().saturating_sub(1);
-    let mut bounds = Vec::with_capacity(drop.len() + 1);
-    let mut at = inner.start;
-    for &(a, b) in drop {
-        bounds.push((at, a));
-        at = b;
-    }
-    bounds.push((at, inner.end));
+    let end = json.len().saturating_sub(1);
+    let starts = std::iter::once(1).chain(drop.iter().map(|&(_, b)| b));
+    let ends = drop.iter().map(|&(a, _)| a).chain(std::iter::once(end));
     out.push(b'{');
     let mut first = true;
-    for (a, b) in bounds {
+    for (a, b) in starts.zip(ends) {
         let piece = json.get(a..b).unwrap_or_default();
         let piece = piece.strip_prefix(',').unwrap_or(piece);
         let piece = piece.strip_suffix(',').unwrap_or(piece);
@@ -185,14 +197,17 @@ impl Stored {
         else {
             return false;
         };
-        let mut drop: Vec<(usize, usize)> = type_meta
-            .0
-            .iter()
-            .flatten()
-            .map(|&(a, b)| (a as usize, b as usize))
-            .collect();
+        // At most two ranges, sorted in place: no allocation per item of
+        // a list.
+        let mut drop = [(0usize, 0usize); 2];
+        let mut n = 0;
+        for &(a, b) in type_meta.0.iter().flatten() {
+            drop[n] = (a as usize, b as usize);
+            n += 1;
+        }
+        let drop = &mut drop[..n];
         drop.sort_unstable();
-        write_without(json, &drop, out);
+        write_without(json, drop, out);
         true
     }
 
