@@ -81,7 +81,7 @@ pub fn merge(inputs: Vec<(String, Input)>) -> Result<Input, CodegenError> {
         let mut every: Vec<(&String, &Input)> = older.iter().map(|(v, i)| (v, i)).collect();
         every.push((all.last().expect("one version"), &newest));
         record(&mut versions, &out, &every);
-        loosen_required(&mut out, &mut versions, &every);
+        loosen_required(&mut out, &versions);
     }
     out.versions = versions;
     Ok(out)
@@ -110,36 +110,21 @@ fn add_properties(name: &str, merged: &mut Schema, older: &Schema) -> Result<(),
 }
 
 /// Keeps a property of `merged` required only where every version that
-/// has the property requires it; where only some do, records which in
-/// [`Versions::required`].
-fn loosen_required(merged: &mut Input, versions: &mut Versions, every: &[(&String, &Input)]) {
+/// has the property requires it: not the ones [`Versions::required`]
+/// names (filled by [`record`]).
+fn loosen_required(merged: &mut Input, versions: &Versions) {
     for (name, schema) in &mut merged.definitions {
-        let has: Vec<(&String, &Schema)> = every
-            .iter()
-            .filter_map(|(v, i)| i.definitions.get(name).map(|s| (*v, s)))
-            .collect();
-        let props: BTreeSet<&String> = has.iter().flat_map(|(_, s)| s.required.iter()).collect();
-        for prop in props {
-            let with: Vec<&(&String, &Schema)> = has
-                .iter()
-                .filter(|(_, s)| s.properties.contains_key(prop))
-                .collect();
-            let requiring: BTreeSet<String> = with
-                .iter()
-                .filter(|(_, s)| s.required.contains(prop))
-                .map(|(v, _)| (*v).clone())
-                .collect();
-            if requiring.len() < with.len() {
-                schema.required.retain(|r| r != prop);
-                versions
-                    .required
-                    .insert((name.clone(), prop.clone()), requiring);
-            }
-        }
+        schema.required.retain(|prop| {
+            !versions
+                .required
+                .contains_key(&(name.clone(), prop.clone()))
+        });
     }
 }
 
-/// Fills the version sets of `merged`'s items from `every` version's input.
+/// Fills the version sets of `merged`'s items from `every` version's input,
+/// and the versions requiring each property some but not all of the
+/// versions having it require.
 fn record(versions: &mut Versions, merged: &Input, every: &[(&String, &Input)]) {
     let all = every.len();
     for (name, schema) in &merged.definitions {
@@ -159,6 +144,16 @@ fn record(versions: &mut Versions, merged: &Input, every: &[(&String, &Input)]) 
                 .filter(|(_, s)| s.properties.contains_key(prop))
                 .map(|(v, _)| (*v).clone())
                 .collect();
+            let requiring: BTreeSet<String> = has
+                .iter()
+                .filter(|(_, s)| s.properties.contains_key(prop) && s.required.contains(prop))
+                .map(|(v, _)| (*v).clone())
+                .collect();
+            if !requiring.is_empty() && requiring.len() < with.len() {
+                versions
+                    .required
+                    .insert((name.clone(), prop.clone()), requiring);
+            }
             if with.len() < has.len() {
                 versions.fields.insert((name.clone(), prop.clone()), with);
             }
