@@ -207,19 +207,37 @@ pub fn kind(api_version: &str, kind: &str) -> Option<&'static Kind> {
 /// `kind` from the envelope; cargo feature `protobuf-json`).
 #[cfg(feature = "protobuf-json")]
 pub fn to_json(bytes: &[u8]) -> Result<Value, DynamicError> {
+    let (u, k) = envelope_kind(bytes)?;
+    let v = k.decode(u.raw)?;
+    Ok(with_type(v, u.api_version, k.kind))
+}
+
+/// The envelope of `bytes` and the table's entry for the kind it names
+/// (any kind the table has: checked against itself).
+fn envelope_kind(bytes: &[u8]) -> Result<(Unknown<'_>, &'static Kind), DynamicError> {
     let u = Unknown::parse(bytes)?;
-    // Any kind the table has: checked against itself.
     u.check(&u.api_version, &u.kind)?;
-    let k = kind(&u.api_version, &u.kind).ok_or_else(|| DynamicError::UnknownKind {
+    match kind(&u.api_version, &u.kind) {
+        Some(k) => Ok((u, k)),
+        None => Err(unknown_kind(&u)),
+    }
+}
+
+fn unknown_kind(u: &Unknown<'_>) -> DynamicError {
+    DynamicError::UnknownKind {
         api_version: u.api_version.clone(),
         kind: u.kind.clone(),
-    })?;
-    let mut v = k.decode(u.raw)?;
-    if let Value::Object(m) = &mut v {
-        // The apiVersion as sent (a meta kind of another group).
-        m.insert("apiVersion".into(), u.api_version.into());
     }
-    Ok(v)
+}
+
+/// `v` with the `apiVersion` as sent (a meta kind of another group keeps
+/// its own) and the table's `kind`.
+fn with_type(mut v: Value, api_version: String, kind: &str) -> Value {
+    if let Value::Object(m) = &mut v {
+        m.insert("apiVersion".into(), api_version.into());
+        m.insert("kind".into(), kind.into());
+    }
+    v
 }
 
 /// Encodes a JSON object by its own `apiVersion` and `kind`; `Ok(None)`
@@ -248,27 +266,17 @@ pub fn from_json(obj: &Value) -> Result<Option<Vec<u8>>, DynamicError> {
 /// assert_eq!(json["kind"], "Status");
 /// ```
 pub fn status_json(bytes: &[u8]) -> Result<Value, DynamicError> {
-    let u = Unknown::parse(bytes)?;
-    u.check(&u.api_version, &u.kind)?;
-    let unknown = || DynamicError::UnknownKind {
-        api_version: u.api_version.clone(),
-        kind: u.kind.clone(),
-    };
-    let k = kind(&u.api_version, &u.kind).ok_or_else(unknown)?;
+    let (u, k) = envelope_kind(bytes)?;
     if (k.type_id)() != TypeId::of::<Status>() {
-        return Err(unknown());
+        return Err(unknown_kind(&u));
     }
     let status: Status = super::decode(u.raw)?;
-    let mut v = serde_json::to_value(&status).map_err(|source| DynamicError::Json {
+    let v = serde_json::to_value(&status).map_err(|source| DynamicError::Json {
         kind: std::any::type_name::<Status>(),
         source,
     })?;
-    if let Value::Object(m) = &mut v {
-        // As `to_json`: the table's kind, the apiVersion as sent.
-        m.insert("apiVersion".into(), u.api_version.into());
-        m.insert("kind".into(), k.kind.into());
-    }
-    Ok(v)
+    // As `to_json`.
+    Ok(with_type(v, u.api_version, k.kind))
 }
 
 /// The `metadata.resourceVersion` of an object in `k8s\0` + envelope,
