@@ -109,37 +109,32 @@ fn hpa_metric(spec: &Value, status: Option<&Value>) -> String {
     let unknown = || "<unknown>".to_owned();
     let q = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
     let pct = |v: Option<&Value>| v.and_then(Value::as_i64).map(|n| format!("{n}%"));
+    let target = |source: &str, f: &str| spec.pointer(&format!("/{source}/target/{f}"));
+    let current =
+        |source: &str, f: &str| status.and_then(|st| st.pointer(&format!("/{source}/current/{f}")));
+    // `current/target` of a metric whose target is an `averageValue`.
+    let average = |source: &str| {
+        let avg = q(target(source, "averageValue"))?;
+        let now = q(current(source, "averageValue")).unwrap_or_else(unknown);
+        Some(format!("{now}/{avg}"))
+    };
     // `current/target`, with ` (avg)` for an averaged Object/External one.
-    let value_or_average = |source: &str| {
-        let target = |f: &str| spec.pointer(&format!("/{source}/target/{f}"));
-        let current = |f: &str| status.and_then(|st| st.pointer(&format!("/{source}/current/{f}")));
-        match q(target("averageValue")) {
-            Some(avg) => format!(
-                "{}/{avg} (avg)",
-                q(current("averageValue")).unwrap_or_else(unknown)
-            ),
-            None => format!(
-                "{}/{}",
-                q(current("value")).unwrap_or_else(unknown),
-                q(target("value")).unwrap_or_default()
-            ),
-        }
+    let value_or_average = |source: &str| match average(source) {
+        Some(avg) => format!("{avg} (avg)"),
+        None => format!(
+            "{}/{}",
+            q(current(source, "value")).unwrap_or_else(unknown),
+            q(target(source, "value")).unwrap_or_default()
+        ),
     };
     // `name: current/target` of a (container) resource metric.
-    let resource = |source: &str, label: String| {
-        let target = |f: &str| spec.pointer(&format!("/{source}/target/{f}"));
-        let current = |f: &str| status.and_then(|st| st.pointer(&format!("/{source}/current/{f}")));
-        match q(target("averageValue")) {
-            Some(avg) => format!(
-                "{label}: {}/{avg}",
-                q(current("averageValue")).unwrap_or_else(unknown)
-            ),
-            None => format!(
-                "{label}: {}/{}",
-                pct(current("averageUtilization")).unwrap_or_else(unknown),
-                pct(target("averageUtilization")).unwrap_or_else(|| "<auto>".into())
-            ),
-        }
+    let resource = |source: &str, label: String| match average(source) {
+        Some(avg) => format!("{label}: {avg}"),
+        None => format!(
+            "{label}: {}/{}",
+            pct(current(source, "averageUtilization")).unwrap_or_else(unknown),
+            pct(target(source, "averageUtilization")).unwrap_or_else(|| "<auto>".into())
+        ),
     };
     match s(spec, "/type") {
         "External" => value_or_average("external"),
@@ -312,3 +307,55 @@ pub(crate) const EVENT_COLS: &[Col] = &[
     wide("Count"),
     wide("Name"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::hpa_metric;
+
+    #[test]
+    fn hpa_metrics_with_their_current_values() {
+        let metric = |spec, status| hpa_metric(&spec, Some(&status));
+        assert_eq!(
+            metric(
+                json!({"type": "Resource", "resource": {"name": "memory",
+                    "target": {"type": "AverageValue", "averageValue": "100Mi"}}}),
+                json!({"type": "Resource", "resource": {"name": "memory",
+                    "current": {"averageValue": "50Mi"}}}),
+            ),
+            "memory: 50Mi/100Mi"
+        );
+        assert_eq!(
+            metric(
+                json!({"type": "ContainerResource", "containerResource": {"name": "cpu",
+                    "target": {"type": "Utilization", "averageUtilization": 60}}}),
+                json!({"type": "ContainerResource", "containerResource": {"name": "cpu",
+                    "current": {"averageUtilization": 30}}}),
+            ),
+            "cpu: 30%/60%"
+        );
+        assert_eq!(
+            metric(
+                json!({"type": "Object", "object":
+                    {"target": {"type": "AverageValue", "averageValue": "5"}}}),
+                json!({"type": "Object", "object": {"current": {"averageValue": "3"}}}),
+            ),
+            "3/5 (avg)"
+        );
+        assert_eq!(
+            metric(
+                json!({"type": "External", "external": {"target": {"type": "Value", "value": "7"}}}),
+                json!({"type": "External", "external": {"current": {"value": "2"}}}),
+            ),
+            "2/7"
+        );
+        assert_eq!(
+            hpa_metric(
+                &json!({"type": "Resource", "resource": {"name": "cpu", "target": {}}}),
+                None
+            ),
+            "cpu: <unknown>/<auto>"
+        );
+    }
+}

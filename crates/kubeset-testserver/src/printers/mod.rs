@@ -174,6 +174,7 @@ impl Tail {
 /// A kind's printer: its columns after Name (Name first unless `named`
 /// is false: Events, and StorageClasses, whose name cell says
 /// `(default)`), its cells for them, then the tail's.
+#[derive(Clone, Copy)]
 pub(crate) struct Printer {
     named: bool,
     cols: &'static [Col],
@@ -189,9 +190,7 @@ pub(crate) const fn unnamed(
 ) -> Printer {
     Printer {
         named: false,
-        cols,
-        cells,
-        tail,
+        ..named(cols, cells, tail)
     }
 }
 
