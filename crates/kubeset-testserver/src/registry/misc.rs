@@ -41,36 +41,27 @@ impl Strategy for Leases {
     }
 }
 
-/// Ingresses.
-pub(crate) struct Ingresses;
+/// A kind whose one rule of its own is its table printer.
+pub(crate) struct Printed(Printer);
 
-impl Strategy for Ingresses {
+impl Strategy for Printed {
     fn printer(&self) -> Option<Printer> {
-        Some(named(INGRESS_COLS, printers::ingress, Tail::None))
+        Some(self.0)
     }
 }
+
+/// Ingresses.
+pub(crate) static INGRESSES: Printed = Printed(named(INGRESS_COLS, printers::ingress, Tail::None));
 
 /// IngressClasses.
-pub(crate) struct IngressClasses;
-
-impl Strategy for IngressClasses {
-    fn printer(&self) -> Option<Printer> {
-        Some(named(
-            INGRESS_CLASS_COLS,
-            printers::ingress_class,
-            Tail::Age,
-        ))
-    }
-}
+pub(crate) static INGRESS_CLASSES: Printed = Printed(named(
+    INGRESS_CLASS_COLS,
+    printers::ingress_class,
+    Tail::Age,
+));
 
 /// PodDisruptionBudgets.
-pub(crate) struct DisruptionBudgets;
-
-impl Strategy for DisruptionBudgets {
-    fn printer(&self) -> Option<Printer> {
-        Some(named(PDB_COLS, printers::pdb, Tail::Age))
-    }
-}
+pub(crate) static DISRUPTION_BUDGETS: Printed = Printed(named(PDB_COLS, printers::pdb, Tail::Age));
 
 /// HorizontalPodAutoscalers.
 pub(crate) struct Autoscalers;

@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::Strategy;
-use crate::admission::builtin;
+use crate::admission::builtin::{self, Errs};
 use crate::defaults;
 use crate::fields::{FieldSet, JOBS, RCS, Unknown};
 use crate::immutable::{self, Cause};
@@ -19,107 +19,88 @@ use crate::printers::{CRONJOB_COLS, DEPLOY_COLS, DS_COLS, JOB_COLS, RS_COLS};
 use crate::resources::Resource;
 use crate::validation::NameRule;
 
-/// apps/v1's rule: the selector stays, and matches the template's labels.
-fn fixed_selector(live: &Value, new: &Value) -> Vec<Cause> {
-    let mut c = immutable::selector_matches_template(new);
-    c.extend(immutable::unchanged(
-        live,
-        new,
-        "/spec/selector",
-        "spec.selector",
-    ));
-    c
+/// Deployments, ReplicaSets and DaemonSets (apps/v1): one strategy, each
+/// kind naming its own rules. The selector stays, and matches the
+/// template's labels.
+pub(crate) struct SelectedWorkload {
+    /// `SetDefaults_*`.
+    defaults: fn(&mut Value),
+    /// The Go zero value.
+    zero: fn(&mut Value),
+    /// `Validate*`.
+    validate: fn(&mut Errs, &Value, Option<&Value>),
+    printer: Printer,
+    /// DaemonSets: `spec.templateGeneration` starts at 1 and counts
+    /// template changes.
+    template_generation: bool,
 }
 
 /// Deployments.
-pub(crate) struct Deployments;
-
-impl Strategy for Deployments {
-    fn on_decode(&self, obj: &mut Value) {
-        defaults::workloads::deployment(obj);
-    }
-
-    fn go_zero(&self, zero: &mut Value) {
-        defaults::zero::deployment(zero);
-    }
-
-    fn on_create(&self, res: &Resource, obj: &mut Value) {
-        defaults::workloads::new_status(obj, &res.plural);
-    }
-
-    fn validate(&self, _: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
-        builtin::collect(|e| builtin::apps::deployment(e, obj, old))
-    }
-
-    fn validate_update(&self, live: &Value, new: &mut Value) -> Vec<Cause> {
-        fixed_selector(live, new)
-    }
-
-    fn printer(&self) -> Option<Printer> {
-        Some(named(DEPLOY_COLS, printers::deployment, WORKLOAD))
-    }
-}
+pub(crate) static DEPLOYMENTS: SelectedWorkload = SelectedWorkload {
+    defaults: defaults::workloads::deployment,
+    zero: defaults::zero::deployment,
+    validate: builtin::apps::deployment,
+    printer: named(DEPLOY_COLS, printers::deployment, WORKLOAD),
+    template_generation: false,
+};
 
 /// ReplicaSets.
-pub(crate) struct ReplicaSets;
-
-impl Strategy for ReplicaSets {
-    fn on_decode(&self, obj: &mut Value) {
-        defaults::workloads::replica_set(obj, false);
-    }
-
-    fn go_zero(&self, zero: &mut Value) {
-        defaults::zero::replica_set(zero);
-    }
-
-    fn on_create(&self, res: &Resource, obj: &mut Value) {
-        defaults::workloads::new_status(obj, &res.plural);
-    }
-
-    fn validate(&self, _: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
-        builtin::collect(|e| builtin::apps::replicaset(e, obj, old))
-    }
-
-    fn validate_update(&self, live: &Value, new: &mut Value) -> Vec<Cause> {
-        fixed_selector(live, new)
-    }
-
-    fn printer(&self) -> Option<Printer> {
-        Some(named(RS_COLS, printers::replicaset, WORKLOAD))
-    }
-}
+pub(crate) static REPLICA_SETS: SelectedWorkload = SelectedWorkload {
+    defaults: |obj| defaults::workloads::replica_set(obj, false),
+    zero: defaults::zero::replica_set,
+    validate: builtin::apps::replicaset,
+    printer: named(RS_COLS, printers::replicaset, WORKLOAD),
+    template_generation: false,
+};
 
 /// DaemonSets.
-pub(crate) struct DaemonSets;
+pub(crate) static DAEMON_SETS: SelectedWorkload = SelectedWorkload {
+    defaults: defaults::workloads::daemon_set,
+    zero: defaults::zero::daemon_set,
+    validate: builtin::apps::daemonset,
+    printer: named(DS_COLS, printers::daemonset, WORKLOAD),
+    template_generation: true,
+};
 
-impl Strategy for DaemonSets {
+impl Strategy for SelectedWorkload {
     fn on_decode(&self, obj: &mut Value) {
-        defaults::workloads::daemon_set(obj);
+        (self.defaults)(obj);
     }
 
     fn go_zero(&self, zero: &mut Value) {
-        defaults::zero::daemon_set(zero);
+        (self.zero)(zero);
     }
 
     fn on_create(&self, res: &Resource, obj: &mut Value) {
-        defaults::workloads::template_generation(obj);
+        if self.template_generation {
+            defaults::workloads::template_generation(obj);
+        }
         defaults::workloads::new_status(obj, &res.plural);
     }
 
     fn prepare_for_update(&self, live: &Value, new: &mut Value) {
-        defaults::workloads::next_template_generation(live, new);
+        if self.template_generation {
+            defaults::workloads::next_template_generation(live, new);
+        }
     }
 
     fn validate(&self, _: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
-        builtin::collect(|e| builtin::apps::daemonset(e, obj, old))
+        builtin::collect(|e| (self.validate)(e, obj, old))
     }
 
     fn validate_update(&self, live: &Value, new: &mut Value) -> Vec<Cause> {
-        fixed_selector(live, new)
+        let mut c = immutable::selector_matches_template(new);
+        c.extend(immutable::unchanged(
+            live,
+            new,
+            "/spec/selector",
+            "spec.selector",
+        ));
+        c
     }
 
     fn printer(&self) -> Option<Printer> {
-        Some(named(DS_COLS, printers::daemonset, WORKLOAD))
+        Some(self.printer)
     }
 }
 
