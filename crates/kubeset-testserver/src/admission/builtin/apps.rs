@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::pod::{restart_policy, template};
 use super::{
     Errs, IntOrPercent, go_fields, go_strategy, has, int, int_or_percent, label_selector, list, s,
-    selector_is_empty, selects,
+    selector_is_empty, selects_template,
 };
 
 /// The checks of a replicated template (`ValidatePodTemplateSpecForReplicaSet`
@@ -24,22 +24,6 @@ fn replica_template(e: &mut Errs, spec: &Value, converts: bool, kind: &str) {
     selects_template(e, &spec["selector"], tmpl);
     template(e, tmpl, "spec.template");
     template_restart_always(e, &tmpl["spec"], kind);
-}
-
-/// The selector selects the template's labels (a missing selector selects
-/// nothing, an empty one everything).
-fn selects_template(e: &mut Errs, sel: &Value, tmpl: &Value) {
-    let labels = tmpl
-        .pointer("/metadata/labels")
-        .cloned()
-        .unwrap_or(Value::Null);
-    if !selects(sel, &labels) {
-        e.invalid(
-            "spec.template.metadata.labels",
-            &labels,
-            "`selector` does not match template `labels`",
-        );
-    }
 }
 
 /// A controller's template restarts `Always` and has no

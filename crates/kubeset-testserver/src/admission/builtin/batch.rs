@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::pod::template;
-use super::{Errs, has, int, label_selector, list, s, selects};
+use super::{Errs, has, int, label_selector, list, s, selects_template};
 
 /// The template labels and selector keys the Job registry generates.
 const GENERATED: &[&str] = &[
@@ -107,17 +107,7 @@ pub(crate) fn job(e: &mut Errs, obj: &Value, old: Option<&Value>) {
     } else if !label_selector(e, sel, "spec.selector") {
         return;
     }
-    let labels = spec
-        .pointer("/template/metadata/labels")
-        .cloned()
-        .unwrap_or(Value::Null);
-    if !selects(sel, &labels) {
-        e.invalid(
-            "spec.template.metadata.labels",
-            &labels,
-            "`selector` does not match template `labels`",
-        );
-    }
+    selects_template(e, sel, &spec["template"]);
 }
 
 /// Whether a selector names only the labels the registry generates.

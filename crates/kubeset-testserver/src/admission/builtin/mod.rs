@@ -291,6 +291,22 @@ pub(crate) fn label_selector(e: &mut Errs, sel: &Value, path: &str) -> bool {
     e.0.len() == before
 }
 
+/// The selector selects the template's labels (a missing selector selects
+/// nothing, an empty one everything).
+pub(crate) fn selects_template(e: &mut Errs, sel: &Value, tmpl: &Value) {
+    let labels = tmpl
+        .pointer("/metadata/labels")
+        .cloned()
+        .unwrap_or(Value::Null);
+    if !selects(sel, &labels) {
+        e.invalid(
+            "spec.template.metadata.labels",
+            &labels,
+            "`selector` does not match template `labels`",
+        );
+    }
+}
+
 /// Whether the label selector `sel` selects `labels` (`null` selects
 /// nothing, `{}` everything).
 pub(crate) fn selects(sel: &Value, labels: &Value) -> bool {
