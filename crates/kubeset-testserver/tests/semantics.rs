@@ -645,6 +645,29 @@ async fn delete_preconditions_finalizers_and_collections() {
     )
     .await;
     assert_eq!((code, st["reason"].as_str()), (409, Some("Conflict")));
+    let uid = a["metadata"]["uid"].as_str().unwrap();
+    assert!(
+        st["message"].as_str().unwrap().ends_with(&format!(
+            "Precondition failed: UID in precondition: wrong, UID in object meta: {uid}"
+        )),
+        "{st}"
+    );
+    let (code, _, st) = send(
+        &c,
+        reqwest::Method::DELETE,
+        &format!("{base}/a"),
+        "application/json",
+        Some(&json!({"preconditions": {"uid": uid, "resourceVersion": "999999"}})),
+    )
+    .await;
+    assert_eq!((code, st["reason"].as_str()), (409, Some("Conflict")));
+    let have = a["metadata"]["resourceVersion"].as_str().unwrap();
+    assert!(
+        st["message"].as_str().unwrap().ends_with(&format!(
+            "Precondition failed: ResourceVersion in precondition: 999999, ResourceVersion in object meta: {have}"
+        )),
+        "{st}"
+    );
     // A ConfigMap's DELETE answers a Success Status naming it, as
     // kube-apiserver does; pods answer their last state (below).
     let (code, gone) = delete(&c, &format!("{base}/a")).await;

@@ -112,26 +112,18 @@ impl Store {
         let live = st
             .live(res, ns, name)
             .ok_or_else(|| ApiError::not_found(res, name))?;
-        if let Some(uid) = preconditions.get("uid").and_then(Value::as_str) {
-            let have = meta_str(&live, "uid");
-            if uid != have {
+        // Checked in apimachinery's order, each worded as its `Preconditions.Check`.
+        for (field, shown) in [("uid", "UID"), ("resourceVersion", "ResourceVersion")] {
+            let Some(want) = preconditions.get(field).and_then(Value::as_str) else {
+                continue;
+            };
+            let have = meta_str(&live, field);
+            if want != have {
                 return Err(ApiError::conflict(
                     res,
                     name,
                     &format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"
-                    ),
-                ));
-            }
-        }
-        if let Some(rv) = preconditions.get("resourceVersion").and_then(Value::as_str) {
-            let have = meta_str(&live, "resourceVersion");
-            if rv != have {
-                return Err(ApiError::conflict(
-                    res,
-                    name,
-                    &format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {have}"
+                        "Precondition failed: {shown} in precondition: {want}, {shown} in object meta: {have}"
                     ),
                 ));
             }
