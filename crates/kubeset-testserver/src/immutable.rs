@@ -17,26 +17,11 @@
 
 use serde_json::{Value, json};
 
-use crate::resources::Resource;
 use crate::selectors::{LabelSelector, selector_to_string};
 use crate::services;
-use crate::status::ApiError;
 
 /// One cause: field, reason, message.
 pub(crate) type Cause = (String, &'static str, String);
-
-/// The 422 `Invalid` of an update whose [`Cause`]s are not empty (the
-/// kind's strategy lists them, `crate::registry::Strategy::validate_update`).
-pub(crate) fn refuse(res: &Resource, name: &str, causes: &[Cause]) -> Result<(), ApiError> {
-    if causes.is_empty() {
-        return Ok(());
-    }
-    let borrowed: Vec<(&str, &str, String)> = causes
-        .iter()
-        .map(|(f, r, m)| (f.as_str(), *r, m.clone()))
-        .collect();
-    Err(ApiError::invalid(res, name, &borrowed))
-}
 
 /// A value as `field.Invalid` prints it.
 fn shown(v: &Value) -> String {

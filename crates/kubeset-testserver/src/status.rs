@@ -216,6 +216,32 @@ impl ApiError {
         Self::invalid_kind(&res.kind, &res.group, name, causes)
     }
 
+    /// 422 Invalid with `causes` (field, reason, message), or `Ok` when
+    /// there are none.
+    pub(crate) fn invalid_if_any(
+        res: &Resource,
+        name: &str,
+        causes: &[(String, &'static str, String)],
+    ) -> Result<(), Self> {
+        if causes.is_empty() {
+            return Ok(());
+        }
+        let borrowed: Vec<(&str, &str, String)> = causes
+            .iter()
+            .map(|(f, r, m)| (f.as_str(), *r, m.clone()))
+            .collect();
+        Err(Self::invalid(res, name, &borrowed))
+    }
+
+    /// 422 Invalid of a patch whose result the kind's type cannot hold,
+    /// as the patch handler words it: the patched object's text (JSON
+    /// quoted) is the bad value of the field `patch`.
+    pub(crate) fn invalid_patch(patched: String, why: &str) -> Self {
+        let shown = Value::String(patched);
+        let message = format!("Invalid value: {shown}: {why}");
+        Self::invalid_kind("", "", "", &[("patch", "FieldValueInvalid", message)])
+    }
+
     /// 422 Invalid for an object of `kind` in `group` that is not a
     /// served resource (`DeleteOptions` in `meta.k8s.io`).
     pub(crate) fn invalid_kind(

@@ -279,6 +279,11 @@ impl State {
             .and_then(|m| m.get(&(ns.to_owned(), name.to_owned())))
     }
 
+    /// Every object stored under `res`'s storage key, by namespace and name.
+    fn all(&self, res: &Resource) -> impl Iterator<Item = (&(String, String), &Arc<Stored>)> {
+        self.objects.get(&res.storage_key()).into_iter().flatten()
+    }
+
     /// The live object `ns/name` of `res`, as stored.
     fn live(&self, res: &Resource, ns: &str, name: &str) -> Option<Value> {
         self.stored(res, ns, name).map(|s| s.to_value())
@@ -472,17 +477,10 @@ impl Store {
     ) -> (Vec<Arc<Stored>>, u64) {
         let st = self.lock();
         let items = st
-            .objects
-            .get(&res.storage_key())
-            .map(|m| {
-                m.iter()
-                    .filter(|((n, _), _)| ns.is_none_or(|x| x == n))
-                    .map(|(_, v)| v)
-                    .filter(|v| v.matches(label, field))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
+            .all(res)
+            .filter(|((n, _), v)| ns.is_none_or(|x| x == n) && v.matches(label, field))
+            .map(|(_, v)| Arc::clone(v))
+            .collect();
         (items, st.rv)
     }
 
@@ -493,14 +491,9 @@ impl Store {
     pub(crate) fn watch_snapshot(&self, res: &Resource) -> (Vec<(String, Arc<Stored>)>, u64) {
         let st = self.lock();
         let items = st
-            .objects
-            .get(&res.storage_key())
-            .map(|m| {
-                m.iter()
-                    .map(|((ns, _), v)| (ns.clone(), Arc::clone(v)))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .all(res)
+            .map(|((ns, _), v)| (ns.clone(), Arc::clone(v)))
+            .collect();
         (items, st.rv)
     }
 

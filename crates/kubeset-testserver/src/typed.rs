@@ -122,16 +122,7 @@ fn refuse(res: &Resource, obj: &Value, source: Source, why: String) -> ApiError 
                 shown.truncate(cut.unwrap_or(0));
                 shown.push('…');
             }
-            ApiError::invalid_kind(
-                "",
-                "",
-                "",
-                &[(
-                    "patch",
-                    "FieldValueInvalid",
-                    format!("Invalid value: {}: {why}", serde_json::Value::String(shown)),
-                )],
-            )
+            ApiError::invalid_patch(shown, &why)
         }
     }
 }

@@ -316,29 +316,13 @@ fn settle(
     causes: Vec<(String, &'static str, String)>,
     opts: &Options,
 ) -> Result<(), ApiError> {
-    match (refuse(res, name, causes), &opts.webhooks) {
+    match (ApiError::invalid_if_any(res, name, &causes), &opts.webhooks) {
         (Err(e), Some(pass)) => {
             pass.defer(e);
             Ok(())
         }
         (r, _) => r,
     }
-}
-
-/// A 422 Invalid with `causes`, or nothing when there are none.
-fn refuse(
-    res: &Resource,
-    name: &str,
-    causes: Vec<(String, &'static str, String)>,
-) -> Result<(), ApiError> {
-    if causes.is_empty() {
-        return Ok(());
-    }
-    let causes: Vec<(&str, &str, String)> = causes
-        .iter()
-        .map(|(f, r, m)| (f.as_str(), *r, m.clone()))
-        .collect();
-    Err(ApiError::invalid(res, name, &causes))
 }
 
 /// The answer to a write of a custom resource whose CRD's schema does not
@@ -392,19 +376,7 @@ fn strict_error(res: &Resource, unknown: &[String], patched: Option<String>) -> 
         .collect();
     let text = format!("strict decoding error: {}", fields.join(", "));
     match patched {
-        Some(obj) => ApiError::invalid_kind(
-            "",
-            "",
-            "",
-            &[(
-                "patch",
-                "FieldValueInvalid",
-                format!(
-                    "Invalid value: {}: {text}",
-                    validate::go_value(&Value::String(obj))
-                ),
-            )],
-        ),
+        Some(obj) => ApiError::invalid_patch(obj, &text),
         None => ApiError::bad_request(format!(
             "{kind} in version \"{v}\" cannot be handled as a {kind}: {text}",
             kind = res.kind,

@@ -15,7 +15,6 @@ use crate::admission;
 use crate::admission::policy::{Operation, Request};
 use crate::apply::{self, Scope, Writer};
 use crate::conversion;
-use crate::immutable;
 use crate::limits;
 use crate::owners;
 use crate::registry::{self, Strategy};
@@ -95,14 +94,7 @@ impl Store {
         let scope = Scope::Main {
             status_separate: res.has_status(),
         };
-        let writer = Writer {
-            manager: &ctx.manager,
-            api_version: &res.api_version(),
-            now: &now,
-            scope,
-            res,
-        };
-        apply::record_update(None, &mut obj, &writer);
+        record(ctx, res, scope, &now, None, &mut obj);
         strategy.after_record(&mut obj);
         // After the field manager, as kube-apiserver's create handler:
         // what a mutating policy sets is owned by no one.
@@ -185,12 +177,9 @@ impl Store {
             return Err(ApiError::already_exists(res, name));
         }
         let strategy = registry::of(res);
-        let mut siblings = st
-            .objects
-            .get(&res.storage_key())
-            .into_iter()
-            .flat_map(|m| m.values().map(|v| v.value()));
+        let mut siblings = st.all(res).map(|(_, v)| v.value());
         strategy.before_insert(res, name, &mut obj, &mut siblings)?;
+        drop(siblings);
         limits::check_object(res, name, &obj)?;
         if ctx.dry_run {
             return Ok(obj);
@@ -305,21 +294,13 @@ impl Store {
             let strategy = registry::of(res);
             strategy.on_update(&mut new);
             let causes = strategy.validate_update(live, &mut new);
-            immutable::refuse(res, name, &causes)?;
+            ApiError::invalid_if_any(res, name, &causes)?;
         }
         // The field manager before the policies, as kube-apiserver's
         // update transformers: what a mutating policy sets is owned by no
         // one.
         if !ctx.applied {
-            let now = util::now_rfc3339();
-            let writer = Writer {
-                manager: &ctx.manager,
-                api_version: &res.api_version(),
-                now: &now,
-                scope,
-                res,
-            };
-            apply::record_update(Some(live), &mut new, &writer);
+            record(ctx, res, scope, &util::now_rfc3339(), Some(live), &mut new);
         }
         self.policies(
             Some(st),
@@ -609,6 +590,26 @@ fn unchanged(new: &Value, live: &Value) -> bool {
             (_, v, Some(lv)) => v == lv,
             _ => false,
         })
+}
+
+/// The field manager's record of `ctx`'s write of `obj` (`scope` of `res`,
+/// at `now`) over `live` (none for a create).
+fn record(
+    ctx: &WriteCtx,
+    res: &Resource,
+    scope: Scope,
+    now: &str,
+    live: Option<&Value>,
+    obj: &mut Value,
+) {
+    let writer = Writer {
+        manager: &ctx.manager,
+        api_version: &res.api_version(),
+        now,
+        scope,
+        res,
+    };
+    apply::record_update(live, obj, &writer);
 }
 
 #[cfg(test)]

@@ -413,13 +413,7 @@ fn ephemeral(
             ));
         }
     }
-    if !causes.is_empty() {
-        let causes: Vec<(&str, &str, String)> = causes
-            .iter()
-            .map(|(f, r, m)| (f.as_str(), *r, m.clone()))
-            .collect();
-        return Err(ApiError::invalid(call.res, call.name, &causes));
-    }
+    ApiError::invalid_if_any(call.res, call.name, &causes)?;
     out["spec"]["ephemeralContainers"] = Value::Array(new.to_vec());
     Ok(())
 }
