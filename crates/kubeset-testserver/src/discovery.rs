@@ -96,19 +96,34 @@ pub(crate) fn group(resources: &[Arc<Resource>], name: &str) -> Option<Value> {
         })
 }
 
+/// The resources of `group`/`version`.
+fn in_version<'a>(
+    resources: &'a [Arc<Resource>],
+    group: &str,
+    version: &str,
+) -> impl Iterator<Item = &'a Arc<Resource>> {
+    resources
+        .iter()
+        .filter(move |r| r.group == group && r.version == version)
+}
+
+/// The resources of `group`/`version`, if it serves any.
+fn served<'a>(
+    resources: &'a [Arc<Resource>],
+    group: &str,
+    version: &str,
+) -> Option<Vec<&'a Arc<Resource>>> {
+    let rs: Vec<_> = in_version(resources, group, version).collect();
+    (!rs.is_empty()).then_some(rs)
+}
+
 /// `/api/v1` or `/apis/<group>/<version>`, if served.
 pub(crate) fn resource_list(
     resources: &[Arc<Resource>],
     group: &str,
     version: &str,
 ) -> Option<Value> {
-    let rs: Vec<&Arc<Resource>> = resources
-        .iter()
-        .filter(|r| r.group == group && r.version == version)
-        .collect();
-    if rs.is_empty() {
-        return None;
-    }
+    let rs = served(resources, group, version)?;
     let mut list = Vec::new();
     for r in rs {
         let mut main = json!({
@@ -118,12 +133,7 @@ pub(crate) fn resource_list(
             "kind": r.kind,
             "verbs": r.verbs,
         });
-        if !r.short_names.is_empty() {
-            main["shortNames"] = json!(r.short_names);
-        }
-        if !r.categories.is_empty() {
-            main["categories"] = json!(r.categories);
-        }
+        names_and_categories(&mut main, r);
         list.push(main);
         for sub in &r.subresources {
             let (gvk, verbs) = subresource_kind(r, sub);
@@ -216,6 +226,17 @@ struct KindRef<'a> {
     kind: &'a str,
 }
 
+/// A resource's `shortNames` and `categories`, where it has them (both
+/// discovery documents omit them when empty).
+fn names_and_categories(d: &mut Value, r: &Resource) {
+    if !r.short_names.is_empty() {
+        d["shortNames"] = json!(r.short_names);
+    }
+    if !r.categories.is_empty() {
+        d["categories"] = json!(r.categories);
+    }
+}
+
 fn resource_discovery(r: &Resource) -> Value {
     let subresources: Vec<Value> = r
         .subresources
@@ -233,12 +254,7 @@ fn resource_discovery(r: &Resource) -> Value {
         "singularResource": r.singular,
         "verbs": r.verbs,
     });
-    if !r.short_names.is_empty() {
-        d["shortNames"] = json!(r.short_names);
-    }
-    if !r.categories.is_empty() {
-        d["categories"] = json!(r.categories);
-    }
+    names_and_categories(&mut d, r);
     if !subresources.is_empty() {
         d["subresources"] = Value::Array(subresources);
     }
@@ -246,9 +262,7 @@ fn resource_discovery(r: &Resource) -> Value {
 }
 
 fn version_discovery(resources: &[Arc<Resource>], group: &str, version: &str) -> Value {
-    let rs: Vec<Value> = resources
-        .iter()
-        .filter(|r| r.group == group && r.version == version)
+    let rs: Vec<Value> = in_version(resources, group, version)
         .map(|r| resource_discovery(r))
         .collect();
     json!({"version": version, "resources": rs, "freshness": "Current"})
@@ -312,13 +326,7 @@ pub(crate) fn openapi_doc(resources: &[Arc<Resource>], gv: &str) -> Option<Value
         let (g, v) = rest.split_once('/')?;
         (g.to_owned(), v.to_owned())
     };
-    let rs: Vec<&Arc<Resource>> = resources
-        .iter()
-        .filter(|r| r.group == group && r.version == version)
-        .collect();
-    if rs.is_empty() {
-        return None;
-    }
+    let rs = served(resources, &group, &version)?;
     let mut schemas = serde_json::Map::new();
     let mut paths = serde_json::Map::new();
     for r in rs {
