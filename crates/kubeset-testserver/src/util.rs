@@ -1,5 +1,7 @@
 //! Small helpers: timestamps, UIDs, generated names.
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use kubeset_api::types::Time;
@@ -107,6 +109,52 @@ pub(crate) fn human_duration(secs: u64) -> String {
     }
 }
 
+/// Values built from a text (a CEL program, a schema pattern), kept for
+/// every server of the process, since test suites register the same CRDs
+/// again and again. Bounded: emptied when full.
+pub(crate) struct TextCache<V> {
+    entries: LazyLock<Mutex<HashMap<String, V>>>,
+    max: usize,
+}
+
+impl<V: Clone> TextCache<V> {
+    /// An empty cache of at most `max` entries.
+    pub(crate) const fn new(max: usize) -> Self {
+        Self {
+            entries: LazyLock::new(Mutex::default),
+            max,
+        }
+    }
+
+    /// The value of `text`, if built before.
+    pub(crate) fn get(&self, text: &str) -> Option<V> {
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(text)
+            .cloned()
+    }
+
+    /// The value of `text`, built by `build` unless built before (an
+    /// error is not kept).
+    pub(crate) fn get_or_build<E>(
+        &self,
+        text: &str,
+        build: impl FnOnce() -> Result<V, E>,
+    ) -> Result<V, E> {
+        if let Some(v) = self.get(text) {
+            return Ok(v);
+        }
+        let v = build()?;
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if entries.len() >= self.max {
+            entries.clear();
+        }
+        entries.insert(text.to_owned(), v.clone());
+        Ok(v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +191,18 @@ mod tests {
         for (secs, want) in cases {
             assert_eq!(human_duration(secs), want, "{secs} s");
         }
+    }
+
+    #[test]
+    fn a_text_cache_keeps_what_it_built_and_empties_when_full() {
+        let cache: TextCache<usize> = TextCache::new(2);
+        assert_eq!(cache.get_or_build("a", || Ok::<_, ()>(1)), Ok(1));
+        assert_eq!(cache.get_or_build("a", || Err("not built again")), Ok(1));
+        assert_eq!(cache.get_or_build("b", || Err("kept out")), Err("kept out"));
+        assert_eq!(cache.get("b"), None);
+        assert_eq!(cache.get_or_build("b", || Ok::<_, ()>(2)), Ok(2));
+        assert_eq!(cache.get_or_build("c", || Ok::<_, ()>(3)), Ok(3));
+        assert_eq!((cache.get("a"), cache.get("c")), (None, Some(3)));
     }
 
     #[test]

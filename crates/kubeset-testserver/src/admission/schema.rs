@@ -24,6 +24,8 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use regex::Regex;
 use serde_json::Value;
 
+use crate::util::TextCache;
+
 /// The most nesting a schema may have: kube-apiserver has no such limit,
 /// but a CRD is bounded by the 1.5 MiB object limit and every real one
 /// nests far less (the deepest in `../shared/crds` is under 40).
@@ -511,7 +513,7 @@ fn compile_list(
 /// Patterns compiled before, by their text: a CRD repeats its patterns
 /// (Gateway API's HTTPRoute has 96, 34 of them distinct), and its versions
 /// and the CRDs of one project share them. Bounded: emptied when full.
-static PATTERNS: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Mutex::default);
+static PATTERNS: TextCache<Regex> = TextCache::new(PATTERN_CACHE_ENTRIES);
 
 /// The patterns [`PATTERNS`] holds at most.
 const PATTERN_CACHE_ENTRIES: usize = 4096;
@@ -519,23 +521,11 @@ const PATTERN_CACHE_ENTRIES: usize = 4096;
 /// `p` compiled as a schema's `pattern`, from [`PATTERNS`] when it was
 /// compiled before (a pattern that does not compile is not kept).
 fn pattern(p: &str) -> Result<Regex, regex::Error> {
-    let cached = PATTERNS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(p)
-        .cloned();
-    if let Some(re) = cached {
-        return Ok(re);
-    }
-    let re = regex::RegexBuilder::new(p)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()?;
-    let mut cache = PATTERNS.lock().unwrap_or_else(|e| e.into_inner());
-    if cache.len() >= PATTERN_CACHE_ENTRIES {
-        cache.clear();
-    }
-    cache.insert(p.to_owned(), re.clone());
-    Ok(re)
+    PATTERNS.get_or_build(p, || {
+        regex::RegexBuilder::new(p)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .build()
+    })
 }
 
 fn compile_pattern(v: &Value, path: &str, problems: &mut Sink) -> Option<(String, Regex)> {

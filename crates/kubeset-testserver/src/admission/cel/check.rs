@@ -58,10 +58,15 @@ struct Est<'a> {
 
 impl Est<'_> {
     fn plain(cost: f64) -> Self {
+        Self::sized(cost, 1.0)
+    }
+
+    /// A value of no schema node, of `size` elements (or bytes).
+    fn sized(cost: f64, size: f64) -> Self {
         Est {
             cost,
             node: None,
-            size: 1.0,
+            size,
         }
     }
 }
@@ -127,11 +132,7 @@ fn lookup<'a>(scope: &Scope<'a>, name: &str) -> Option<Est<'a>> {
 fn walk<'a>(e: &IdedExpr, scope: &mut Scope<'a>) -> Result<Est<'a>, String> {
     Ok(match &e.expr {
         Expr::Unspecified => Est::plain(0.0),
-        Expr::Literal(LiteralValue::String(s)) => Est {
-            cost: 0.0,
-            node: None,
-            size: s.inner().len() as f64,
-        },
+        Expr::Literal(LiteralValue::String(s)) => Est::sized(0.0, s.inner().len() as f64),
         Expr::Literal(_) => Est::plain(0.0),
         Expr::Ident(name) => match lookup(scope, name) {
             Some(est) => est,
@@ -165,11 +166,7 @@ fn walk<'a>(e: &IdedExpr, scope: &mut Scope<'a>) -> Result<Est<'a>, String> {
                 cost += est.cost;
                 node = node.or(est.node);
             }
-            Est {
-                cost,
-                node: None,
-                size: l.elements.len() as f64,
-            }
+            Est::sized(cost, l.elements.len() as f64)
         }
         Expr::Map(m) => {
             let mut cost = 30.0;
@@ -178,11 +175,7 @@ fn walk<'a>(e: &IdedExpr, scope: &mut Scope<'a>) -> Result<Est<'a>, String> {
                     cost += walk(&me.key, scope)?.cost + walk(&me.value, scope)?.cost;
                 }
             }
-            Est {
-                cost,
-                node: None,
-                size: m.entries.len() as f64,
-            }
+            Est::sized(cost, m.entries.len() as f64)
         }
         Expr::Struct(s) => {
             let mut cost = 40.0;
@@ -217,11 +210,10 @@ fn walk<'a>(e: &IdedExpr, scope: &mut Scope<'a>) -> Result<Est<'a>, String> {
             let body = walk(&c.loop_cond, scope)?.cost + walk(&c.loop_step, scope)?.cost;
             let result = walk(&c.result, scope)?;
             scope.vars.truncate(mark);
-            Est {
-                cost: range.cost + init.cost + range.size * body + result.cost,
-                node: None,
-                size: range.size,
-            }
+            Est::sized(
+                range.cost + init.cost + range.size * body + result.cost,
+                range.size,
+            )
         }
     })
 }
@@ -274,11 +266,7 @@ fn call<'a>(c: &cel::common::ast::CallExpr, scope: &mut Scope<'a>) -> Result<Est
     };
     if let (Some("sets"), [a, b]) = (namespace, args.as_slice()) {
         // Every element of one list against the other's.
-        return Ok(Est {
-            cost: sum + 1.0 + a.size * b.size,
-            node: None,
-            size: 1.0,
-        });
+        return Ok(Est::plain(sum + 1.0 + a.size * b.size));
     }
     let extra = match c.func_name.as_str() {
         "_==_" | "_!=_" | "_<_" | "_<=_" | "_>_" | "_>=_" => tenth(subject_size.min(other_size)),

@@ -70,14 +70,14 @@ pub(crate) mod value;
 
 pub(crate) use stack::on_compile_stack;
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 
 use cel::{Context, Env, Program};
 use serde_json::Value as Json;
 
 use super::schema::{Additional, ListType, Node, Problem, Sink};
 use super::validate::Cause;
+use crate::util::TextCache;
 
 /// The longest a `messageExpression`'s value may be
 /// (`MaxEvaluatedMessageExpressionSizeBytes`).
@@ -149,34 +149,16 @@ const PARSED_CACHE_ENTRIES: usize = 4096;
 /// filter rules at two places, in two versions), and a test suite
 /// registers the same CRDs in every server it starts. Bounded: emptied
 /// when full.
-static PARSED: LazyLock<Mutex<HashMap<String, Arc<Program>>>> = LazyLock::new(Mutex::default);
+static PARSED: TextCache<Arc<Program>> = TextCache::new(PARSED_CACHE_ENTRIES);
 
 /// `source` parsed before, from [`PARSED`].
 pub(crate) fn parsed(source: &str) -> Option<Arc<Program>> {
-    PARSED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(source)
-        .cloned()
+    PARSED.get(source)
 }
 
 /// `source` parsed, from [`PARSED`] when it was parsed before.
 pub(crate) fn parse(source: &str) -> Result<Arc<Program>, cel::ParseErrors> {
-    let cached = PARSED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(source)
-        .cloned();
-    if let Some(p) = cached {
-        return Ok(p);
-    }
-    let program = Arc::new(ENV.compile(source)?);
-    let mut cache = PARSED.lock().unwrap_or_else(|p| p.into_inner());
-    if cache.len() >= PARSED_CACHE_ENTRIES {
-        cache.clear();
-    }
-    cache.insert(source.to_owned(), Arc::clone(&program));
-    Ok(program)
+    PARSED.get_or_build(source, || ENV.compile(source).map(Arc::new))
 }
 
 /// Refuses an expression too long or too deeply nested to parse safely.
@@ -919,6 +901,11 @@ mod hostile {
             "x-kubernetes-validations": [{"rule": rule}]}))
     }
 
+    /// The outcome of `s` (a schema from `compile`) on `{"a": "x"}`.
+    fn run(s: &Schema) -> super::Outcome {
+        super::validate(&s.root, &json!({"a": "x"}), None)
+    }
+
     #[test]
     fn nesting_is_bounded_and_what_is_accepted_runs() {
         for depth in [33, 5_000, 40_000] {
@@ -933,11 +920,7 @@ mod hostile {
         }
         let lists = format!("{}1{}.size() > 0", "[".repeat(32), "]".repeat(32));
         let s = compile(&lists).expect("32 levels compile");
-        assert!(
-            super::validate(&s.root, &json!({"a": "x"}), None)
-                .causes
-                .is_empty()
-        );
+        assert!(run(&s).causes.is_empty());
     }
 
     #[test]
@@ -947,17 +930,13 @@ mod hostile {
         assert!(p[0].message.contains("exceeds limit"), "{}", p[0].message);
         let rule = vec!["self.a == 'x'"; 1_000].join(" && ");
         let s = compile(&rule).expect("a long flat rule compiles");
-        assert!(
-            super::validate(&s.root, &json!({"a": "x"}), None)
-                .causes
-                .is_empty()
-        );
+        assert!(run(&s).causes.is_empty());
     }
 
     #[test]
     fn a_bad_pattern_at_run_time_is_a_cause() {
         let s = compile("self.a.matches('(')").expect("compiles: the pattern is checked when run");
-        let o = super::validate(&s.root, &json!({"a": "x"}), None);
+        let o = run(&s);
         assert_eq!(o.causes.len(), 1);
         assert!(
             o.causes[0].message.contains("evaluating rule"),
