@@ -246,6 +246,19 @@ fn compare_walk(
     };
 }
 
+/// A list's items (none when `v` is not a list), each with its path
+/// element.
+fn items<'a>(
+    v: Option<&'a Value>,
+    kind: &ListKind,
+    at: &[Pe],
+) -> impl Iterator<Item = (Result<Pe, ShapeError>, &'a Value)> {
+    let items = v.and_then(Value::as_array).into_iter().flatten();
+    items
+        .enumerate()
+        .map(move |(i, item)| (item_pe(kind, item, at, i), item))
+}
+
 /// Items by path element, in first-seen order, duplicates kept together.
 fn group<'a>(
     v: Option<&'a Value>,
@@ -254,13 +267,8 @@ fn group<'a>(
 ) -> (Vec<Pe>, HashMap<Pe, Vec<&'a Value>>) {
     let mut order = Vec::new();
     let mut out: HashMap<Pe, Vec<&Value>> = HashMap::new();
-    for (i, item) in v
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let Ok(pe) = item_pe(kind, item, at, i) else {
+    for (pe, item) in items(v, kind, at) {
+        let Ok(pe) = pe else {
             continue;
         };
         let slot = out.entry(pe.clone()).or_default();
@@ -377,13 +385,8 @@ fn index<'a>(
 ) -> Result<Indexed<'a>, ShapeError> {
     let mut pes = Vec::new();
     let mut seen: HashMap<Pe, Option<&Value>> = HashMap::new();
-    for (i, item) in v
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let pe = item_pe(kind, item, at, i)?;
+    for (pe, item) in items(v, kind, at) {
+        let pe = pe?;
         if let Some(slot) = seen.get_mut(&pe) {
             if unique {
                 return Err(err(
