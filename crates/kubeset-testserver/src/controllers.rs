@@ -73,6 +73,22 @@ fn all(store: &Store, r: &Resource) -> Vec<Value> {
         .0
 }
 
+/// The objects of `r` not being deleted, each with the replicas it wants
+/// (`spec.replicas`, 1 when unset).
+fn scaled(store: &Store, r: &Resource) -> Vec<(Value, i64)> {
+    all(store, r)
+        .into_iter()
+        .filter(|o| o.pointer("/metadata/deletionTimestamp").is_none())
+        .map(|o| {
+            let want = o
+                .pointer("/spec/replicas")
+                .and_then(Value::as_i64)
+                .unwrap_or(1);
+            (o, want)
+        })
+        .collect()
+}
+
 fn meta<'a>(o: &'a Value, k: &str) -> &'a str {
     o.pointer(&format!("/metadata/{k}"))
         .and_then(Value::as_str)
@@ -186,14 +202,7 @@ fn deployments(store: &Store) -> bool {
     };
     let sets = all(store, &rr);
     let mut changed = false;
-    for d in all(store, &dr) {
-        if d.pointer("/metadata/deletionTimestamp").is_some() {
-            continue;
-        }
-        let want = d
-            .pointer("/spec/replicas")
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
+    for (d, want) in scaled(store, &dr) {
         let hash = template_hash(&d["spec"]["template"]);
         let name = format!("{}-{hash}", meta(&d, "name"));
         let owned = owned_by(&sets, meta(&d, "uid"));
@@ -371,14 +380,7 @@ fn replicasets(store: &Store) -> bool {
     };
     let pods = all(store, &pr);
     let mut changed = false;
-    for rs in all(store, &rr) {
-        if rs.pointer("/metadata/deletionTimestamp").is_some() {
-            continue;
-        }
-        let want = rs
-            .pointer("/spec/replicas")
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
+    for (rs, want) in scaled(store, &rr) {
         let owned: Vec<&Value> = owned_by(&pods, meta(&rs, "uid"))
             .into_iter()
             .filter(|p| p.pointer("/metadata/deletionTimestamp").is_none())
