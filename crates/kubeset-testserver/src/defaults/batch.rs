@@ -7,6 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::objects_mut;
 use super::workloads::{set_missing, template_at};
 
 /// The labels the Job registry puts on a Job's pods: the legacy and the
@@ -66,14 +67,7 @@ fn failure_policy(obj: &mut Value) {
         .pointer_mut("/spec/podFailurePolicy/rules")
         .and_then(Value::as_array_mut);
     for rule in rules.into_iter().flatten() {
-        let patterns = rule
-            .get_mut("onPodConditions")
-            .and_then(Value::as_array_mut);
-        for p in patterns
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_object_mut)
-        {
+        for p in objects_mut(rule.get_mut("onPodConditions")) {
             if p.get("status").is_none_or(|s| s.is_null() || s == "") {
                 p.insert("status".into(), json!("True"));
             }

@@ -22,7 +22,7 @@
 //!   ([`string_data`]).
 
 use base64::Engine as _;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 pub(crate) mod batch;
 pub(crate) mod pod;
@@ -30,6 +30,16 @@ pub(crate) mod service;
 pub(crate) mod storage;
 pub(crate) mod workloads;
 pub(crate) mod zero;
+
+/// The objects of the list `list` (none when it is missing or not a list).
+pub(crate) fn objects_mut(
+    list: Option<&mut Value>,
+) -> impl Iterator<Item = &mut Map<String, Value>> {
+    list.and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+}
 
 /// A PodTemplate's `SetDefaults_*`: its template's, as every pod
 /// template's.

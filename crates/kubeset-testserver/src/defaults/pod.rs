@@ -23,11 +23,7 @@ fn items<'a>(
     m: &'a mut Map<String, Value>,
     key: &str,
 ) -> impl Iterator<Item = &'a mut Map<String, Value>> {
-    m.get_mut(key)
-        .and_then(Value::as_array_mut)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_object_mut)
+    super::objects_mut(m.get_mut(key))
 }
 
 /// A pod template (`{metadata, spec}`): Go's `ObjectMeta` is a struct, so

@@ -7,6 +7,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::objects_mut;
+
 /// Whether `m` lacks `key` (or holds null, or the empty string).
 fn unset(m: &Map<String, Value>, key: &str) -> bool {
     m.get(key).is_none_or(|v| v.is_null() || v == "")
@@ -78,8 +80,7 @@ pub(crate) fn service(obj: &mut Value) {
 /// Each port's protocol `TCP` and target port (when unset, 0 or "") its
 /// port.
 fn ports(spec: &mut Map<String, Value>) {
-    let ports = spec.get_mut("ports").and_then(Value::as_array_mut);
-    for p in ports.into_iter().flatten().filter_map(Value::as_object_mut) {
+    for p in objects_mut(spec.get_mut("ports")) {
         if unset(p, "protocol") {
             p.insert("protocol".into(), json!("TCP"));
         }
@@ -93,14 +94,7 @@ fn ports(spec: &mut Map<String, Value>) {
 
 /// A load balancer's ingress points with an IP get the mode `VIP`.
 fn ingress_modes(obj: &mut Value) {
-    let ingress = obj
-        .pointer_mut("/status/loadBalancer/ingress")
-        .and_then(Value::as_array_mut);
-    for i in ingress
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_object_mut)
-    {
+    for i in objects_mut(obj.pointer_mut("/status/loadBalancer/ingress")) {
         if !unset(i, "ip") && i.get("ipMode").is_none_or(Value::is_null) {
             i.insert("ipMode".into(), json!("VIP"));
         }
