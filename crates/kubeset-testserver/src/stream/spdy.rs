@@ -176,24 +176,25 @@ pub(crate) fn parse_frame(buf: &mut BytesMut) -> Result<Option<Frame>, SpdyError
     }
 }
 
-fn control(kind: u16, flags: u8, payload: &[u8]) -> Vec<u8> {
+/// A frame: its first word (a control frame's version and type, a data
+/// frame's stream id), flags, the 24-bit length, the payload.
+fn frame(first: [u8; 4], flags: u8, payload: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(8 + payload.len());
-    v.extend_from_slice(&[0x80, 0x03]);
-    v.extend_from_slice(&kind.to_be_bytes());
+    v.extend_from_slice(&first);
     v.push(flags);
     v.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
     v.extend_from_slice(payload);
     v
 }
 
+fn control(kind: u16, flags: u8, payload: &[u8]) -> Vec<u8> {
+    let [k0, k1] = kind.to_be_bytes();
+    frame([0x80, 0x03, k0, k1], flags, payload)
+}
+
 /// A data frame (`payload` at most [`MAX_FRAME`]).
 pub(crate) fn data(stream: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(8 + payload.len());
-    v.extend_from_slice(&(stream & 0x7fff_ffff).to_be_bytes());
-    v.push(flags);
-    v.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
-    v.extend_from_slice(payload);
-    v
+    frame((stream & 0x7fff_ffff).to_be_bytes(), flags, payload)
 }
 
 /// SYN_REPLY for `stream` with a compressed header block.
@@ -422,6 +423,9 @@ mod tests {
     fn frames_parse_in_pieces() {
         let mut buf = BytesMut::new();
         let f = data(5, FIN, b"abc");
+        assert_eq!(f, [0, 0, 0, 5, FIN, 0, 0, 3, b'a', b'b', b'c']);
+        let [k0, k1] = PING.to_be_bytes();
+        assert_eq!(ping(&[7]), [0x80, 3, k0, k1, 0, 0, 0, 1, 7]);
         buf.extend_from_slice(&f[..6]);
         assert_eq!(parse_frame(&mut buf).unwrap(), None);
         buf.extend_from_slice(&f[6..]);
