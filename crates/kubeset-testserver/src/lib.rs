@@ -132,6 +132,7 @@ use tokio_util::sync::CancellationToken;
 pub use crate::error::Error;
 pub use crate::faults::Mode;
 pub use crate::replica::{Faults, ReplicaHandle};
+pub use crate::util::human_duration;
 
 use crate::server::Replica;
 use crate::shared::Shared;

@@ -85,8 +85,14 @@ pub(crate) fn age(created: &str) -> String {
 }
 
 /// apimachinery's `duration.HumanDuration` of `secs` seconds: `90s`,
-/// `3m20s`, `15m`, `2h30m`, `20h`, `3d4h`, `30d`, `2y15d`, `9y`.
-pub(crate) fn human_duration(secs: u64) -> String {
+/// `3m20s`, `15m`, `2h30m`, `20h`, `3d4h`, `30d`, `2y15d`, `9y`. The
+/// server's tables write ages with it, and so does `kubeset get`.
+///
+/// ```
+/// assert_eq!(kubeset_testserver::human_duration(200), "3m20s");
+/// assert_eq!(kubeset_testserver::human_duration(76 * 3600), "3d4h");
+/// ```
+pub fn human_duration(secs: u64) -> String {
     let (minutes, hours) = (secs / 60, secs / 3600);
     let days = hours / 24;
     let with = |big: u64, unit: &str, small: u64, small_unit: &str| {
@@ -178,15 +184,18 @@ mod tests {
             (600, "10m"),
             (10_799, "179m"),
             (10_800, "3h"),
+            (10_860, "3h1m"),
             (9_000 + 10_800, "5h30m"),
             (8 * 3600, "8h"),
             (47 * 3600, "47h"),
             (48 * 3600, "2d"),
             (76 * 3600, "3d4h"),
             (8 * 86_400, "8d"),
+            (729 * 86_400, "729d"),
             (730 * 86_400, "2y"),
             (745 * 86_400, "2y15d"),
             (3000 * 86_400, "8y"),
+            (9 * 365 * 86_400, "9y"),
         ];
         for (secs, want) in cases {
             assert_eq!(human_duration(secs), want, "{secs} s");
