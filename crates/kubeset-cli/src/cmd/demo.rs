@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
-use futures::StreamExt as _;
+use futures::{Stream, StreamExt as _};
 use kubeset::api::apps::v1::{Deployment, DeploymentSpec};
 use kubeset::api::core::v1::{ConfigMap, Container, Namespace, PodSpec, PodTemplateSpec};
 use kubeset::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -153,6 +153,20 @@ fn replica_client(url: &str) -> Result<Client, CliError> {
     client_for(&config)
 }
 
+/// The next item of a watch within [`STEP_TIMEOUT`] (`None`: it ended);
+/// no item in time fails `step`.
+async fn next_within<S: Stream + Unpin>(
+    step: &'static str,
+    watch: &mut S,
+) -> Result<Option<S::Item>, CliError> {
+    tokio::time::timeout(STEP_TIMEOUT, watch.next())
+        .await
+        .map_err(|_| CliError::Demo {
+            step,
+            reason: format!("no watch event within {}s", STEP_TIMEOUT.as_secs()),
+        })
+}
+
 /// The next ADDED/MODIFIED/DELETED event of a watch, within the step
 /// timeout; `Ok(None)` when the stream ended.
 async fn next_event(
@@ -160,12 +174,7 @@ async fn next_event(
     stream: &mut WatchStream<ConfigMap>,
 ) -> Result<Option<(&'static str, ConfigMap)>, CliError> {
     loop {
-        let item = tokio::time::timeout(STEP_TIMEOUT, stream.next())
-            .await
-            .map_err(|_| CliError::Demo {
-                step,
-                reason: format!("no watch event within {}s", STEP_TIMEOUT.as_secs()),
-            })?;
+        let item = next_within(step, stream).await?;
         return match item {
             None => Ok(None),
             Some(Err(e)) => {
@@ -334,16 +343,7 @@ async fn watch_a_change(cms: &Api<ConfigMap>, list_rv: &str) -> Result<(), CliEr
         cms.watch(&WatchParams::default().labels("app=web"), list_rv),
     )
     .await?;
-    within(
-        step,
-        "changing web-config",
-        cms.patch(
-            "web-config",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"data": {"color": "green"}})),
-        ),
-    )
-    .await?;
+    set_data(cms, step, "changing web-config", ("color", "green")).await?;
     let event = next_event(step, &mut stream).await?;
     let Some((kind, obj)) = event else {
         return Err(CliError::Demo {
@@ -453,19 +453,33 @@ async fn server_side_apply(cms: &Api<ConfigMap>) -> Result<(), CliError> {
     ))
 }
 
+/// Sets one key of web-config's data with a merge patch (`what` names
+/// the write in `step`'s failure).
+async fn set_data(
+    cms: &Api<ConfigMap>,
+    step: &'static str,
+    what: &str,
+    (key, value): (&str, &str),
+) -> Result<ConfigMap, CliError> {
+    let patch = Patch::Merge(json!({"data": {key: value}}));
+    within(
+        step,
+        what,
+        cms.patch("web-config", &PatchParams::default(), &patch),
+    )
+    .await
+}
+
 /// 8. A replace with a stale resourceVersion is refused; re-read, retry.
 async fn conflict_and_retry(cms: &Api<ConfigMap>) -> Result<(), CliError> {
     let step = "conflict";
     let mine = within(step, "reading web-config", cms.get("web-config")).await?;
     let stale_rv = rv_of(&mine.metadata);
-    within(
+    set_data(
+        cms,
         step,
         "updating web-config as another writer",
-        cms.patch(
-            "web-config",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"data": {"owner": "someone-else"}})),
-        ),
+        ("owner", "someone-else"),
     )
     .await?;
     let err = stale_replace_conflicts(step, cms, mine).await?;
@@ -720,12 +734,7 @@ async fn next_resumed(
     watch: &mut ResumableWatch<ConfigMap>,
 ) -> Result<(&'static str, ConfigMap), CliError> {
     loop {
-        let item = tokio::time::timeout(STEP_TIMEOUT, watch.next())
-            .await
-            .map_err(|_| CliError::Demo {
-                step,
-                reason: format!("no watch event within {}s", STEP_TIMEOUT.as_secs()),
-            })?;
+        let item = next_within(step, watch).await?;
         return match item {
             None => Err(CliError::Demo {
                 step,
