@@ -294,6 +294,11 @@ mod tests {
         serde_json::from_str(&text).unwrap()
     }
 
+    /// Why the Widget with this `spec` does not parse.
+    fn parse_err(spec: &str) -> ParseDynamicObjectError {
+        widget(spec).try_parse::<Widget>().unwrap_err()
+    }
+
     #[test]
     fn integers_beyond_int64_are_floats_in_the_value_and_refused_by_integer_fields() {
         let obj = widget(r#"{"replicas":18446744073709552000,"weight":18446744073709552000}"#);
@@ -315,9 +320,7 @@ mod tests {
             "{err}"
         );
         // Between i64::MAX and u64::MAX: exact in the Value, too large for i64.
-        let err = widget(r#"{"replicas":9223372036854776000}"#)
-            .try_parse::<Widget>()
-            .unwrap_err();
+        let err = parse_err(r#"{"replicas":9223372036854776000}"#);
         assert!(
             matches!(&err, ParseDynamicObjectError::IntegerOutOfRange { path, .. } if path == "spec.replicas"),
             "{err:?}"
@@ -335,16 +338,12 @@ mod tests {
 
     #[test]
     fn other_mismatches_name_the_field() {
-        let err = widget(r#"{"replicas":1,"sizes":[1,-2]}"#)
-            .try_parse::<Widget>()
-            .unwrap_err();
+        let err = parse_err(r#"{"replicas":1,"sizes":[1,-2]}"#);
         assert!(
             matches!(&err, ParseDynamicObjectError::Serde { path, .. } if path == "spec.sizes[1]"),
             "{err:?}"
         );
-        let err = widget(r#"{"replicas":1.5}"#)
-            .try_parse::<Widget>()
-            .unwrap_err();
+        let err = parse_err(r#"{"replicas":1.5}"#);
         assert!(
             matches!(&err, ParseDynamicObjectError::Serde { path, .. } if path == "spec.replicas"),
             "a fraction is no integer beyond int64: {err:?}"

@@ -522,10 +522,17 @@ fn push_opt(out: &mut Vec<(&'static str, String)>, key: &'static str, value: Opt
 mod tests {
     use super::*;
 
-    fn pairs(p: &impl QueryParams) -> Vec<(&'static str, String)> {
+    /// The pairs as `key=value`, joined by `&` (not escaped).
+    fn joined(pairs: &[(&str, String)]) -> String {
+        let pairs: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        pairs.join("&")
+    }
+
+    /// `p`'s query pairs, [`joined`].
+    fn query(p: &impl QueryParams) -> String {
         let mut out = Vec::new();
         p.query_pairs(&mut out);
-        out
+        joined(&out)
     }
 
     #[test]
@@ -539,22 +546,10 @@ mod tests {
             .matching(VersionMatch::NotOlderThan)
             .shards("shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')");
         assert_eq!(
-            pairs(&p),
-            vec![
-                ("labelSelector", "app=web".to_owned()),
-                ("fieldSelector", "metadata.name=x".to_owned()),
-                ("limit", "500".to_owned()),
-                ("continue", "abc".to_owned()),
-                ("resourceVersion", "42".to_owned()),
-                ("resourceVersionMatch", "NotOlderThan".to_owned()),
-                (
-                    "shardSelector",
-                    "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')"
-                        .to_owned()
-                ),
-            ]
+            query(&p),
+            "labelSelector=app=web&fieldSelector=metadata.name=x&limit=500&continue=abc&resourceVersion=42&resourceVersionMatch=NotOlderThan&shardSelector=shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')"
         );
-        assert!(pairs(&ListParams::default()).is_empty());
+        assert!(query(&ListParams::default()).is_empty());
     }
 
     #[test]
@@ -565,30 +560,16 @@ mod tests {
             .timeout(290)
             .watch_pairs("", &mut out);
         assert_eq!(
-            out,
-            vec![
-                ("watch", "true".to_owned()),
-                ("timeoutSeconds", "290".to_owned()),
-                ("allowWatchBookmarks", "true".to_owned()),
-                ("sendInitialEvents", "true".to_owned()),
-                ("resourceVersionMatch", "NotOlderThan".to_owned()),
-            ]
+            joined(&out),
+            "watch=true&timeoutSeconds=290&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
         );
         let mut out = Vec::new();
         WatchParams::default()
             .shards("shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')")
             .watch_pairs("17", &mut out);
         assert_eq!(
-            out,
-            vec![
-                ("watch", "true".to_owned()),
-                ("resourceVersion", "17".to_owned()),
-                (
-                    "shardSelector",
-                    "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"
-                        .to_owned()
-                ),
-            ]
+            joined(&out),
+            "watch=true&resourceVersion=17&shardSelector=shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"
         );
     }
 
@@ -599,13 +580,8 @@ mod tests {
             .dry_run()
             .validation(FieldValidation::Strict);
         assert_eq!(
-            pairs(&p),
-            vec![
-                ("dryRun", "All".to_owned()),
-                ("fieldManager", "ctl".to_owned()),
-                ("force", "true".to_owned()),
-                ("fieldValidation", "Strict".to_owned()),
-            ]
+            query(&p),
+            "dryRun=All&fieldManager=ctl&force=true&fieldValidation=Strict"
         );
     }
 
@@ -616,13 +592,8 @@ mod tests {
             .dry_run()
             .validation(FieldValidation::Warn);
         assert_eq!(
-            pairs(&PatchParams::from(&p)),
-            vec![
-                ("dryRun", "All".to_owned()),
-                ("fieldManager", "ctl".to_owned()),
-                ("force", "true".to_owned()),
-                ("fieldValidation", "Warn".to_owned()),
-            ]
+            query(&PatchParams::from(&p)),
+            "dryRun=All&fieldManager=ctl&force=true&fieldValidation=Warn"
         );
         assert_eq!(
             PatchParams::from(&ApplyParams::new("m")),
@@ -637,15 +608,11 @@ mod tests {
             .field_manager("ctl")
             .validation(FieldValidation::Ignore);
         assert_eq!(
-            pairs(&p),
-            vec![
-                ("dryRun", "All".to_owned()),
-                ("fieldManager", "ctl".to_owned()),
-                ("fieldValidation", "Ignore".to_owned()),
-            ]
+            query(&p),
+            "dryRun=All&fieldManager=ctl&fieldValidation=Ignore"
         );
-        assert!(pairs(&PostParams::default()).is_empty());
-        assert!(pairs(&PatchParams::default()).is_empty());
+        assert!(query(&PostParams::default()).is_empty());
+        assert!(query(&PatchParams::default()).is_empty());
     }
 
     #[test]
@@ -657,14 +624,8 @@ mod tests {
             .bookmarks()
             .watch_pairs("0", &mut out);
         assert_eq!(
-            out,
-            vec![
-                ("watch", "true".to_owned()),
-                ("labelSelector", "app=web".to_owned()),
-                ("fieldSelector", "metadata.name=x".to_owned()),
-                ("resourceVersion", "0".to_owned()),
-                ("allowWatchBookmarks", "true".to_owned()),
-            ]
+            joined(&out),
+            "watch=true&labelSelector=app=web&fieldSelector=metadata.name=x&resourceVersion=0&allowWatchBookmarks=true"
         );
     }
 

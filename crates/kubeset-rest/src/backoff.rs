@@ -140,6 +140,14 @@ impl Sleeper for TokioSleeper {
 mod tests {
     use super::*;
 
+    /// Settings of `base` and `max` whole seconds.
+    fn secs(base: u64, max: u64) -> BackoffSettings {
+        BackoffSettings {
+            base: Duration::from_secs(base),
+            max: Duration::from_secs(max),
+        }
+    }
+
     fn waits(settings: BackoffSettings, codes: &[u16]) -> Vec<u64> {
         let b = UrlBackoff::new(settings);
         let start = Instant::now();
@@ -156,35 +164,23 @@ mod tests {
 
     #[test]
     fn client_go_sequence() {
-        let s = BackoffSettings {
-            base: Duration::from_secs(1),
-            max: Duration::from_secs(60),
-        };
         assert_eq!(
-            waits(s, &[429, 500, 501, 502, 300, 500, 501, 502]),
+            waits(secs(1, 60), &[429, 500, 501, 502, 300, 500, 501, 502]),
             vec![0, 1, 2, 4, 8, 0, 1, 2]
         );
     }
 
     #[test]
     fn capped_at_max() {
-        let s = BackoffSettings {
-            base: Duration::from_secs(1),
-            max: Duration::from_secs(50),
-        };
         assert_eq!(
-            waits(s, &[500; 10]),
+            waits(secs(1, 50), &[500; 10]),
             vec![0, 1, 2, 4, 8, 16, 32, 50, 50, 50]
         );
     }
 
     #[test]
     fn transport_error_resets_and_keys_are_separate() {
-        let s = BackoffSettings {
-            base: Duration::from_secs(1),
-            max: Duration::from_secs(60),
-        };
-        let b = UrlBackoff::new(s);
+        let b = UrlBackoff::new(secs(1, 60));
         let now = Instant::now();
         b.update("a:1", 503, now);
         b.update("a:1", 503, now);
@@ -196,11 +192,7 @@ mod tests {
 
     #[test]
     fn quiet_for_twice_max_starts_over() {
-        let s = BackoffSettings {
-            base: Duration::from_secs(1),
-            max: Duration::from_secs(4),
-        };
-        let b = UrlBackoff::new(s);
+        let b = UrlBackoff::new(secs(1, 4));
         let now = Instant::now();
         for _ in 0..4 {
             b.update("a:1", 500, now);
@@ -212,10 +204,7 @@ mod tests {
 
     #[test]
     fn env_values() {
-        let want = Some(BackoffSettings {
-            base: Duration::from_secs(1),
-            max: Duration::from_secs(60),
-        });
+        let want = Some(secs(1, 60));
         assert_eq!(BackoffSettings::from_values(Some("1"), Some("60")), want);
         assert_eq!(BackoffSettings::from_values(None, Some("60")), None);
         assert_eq!(BackoffSettings::from_values(Some("1"), None), None);

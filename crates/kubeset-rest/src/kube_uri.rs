@@ -86,39 +86,37 @@ mod tests {
     #[test]
     fn kube_rs_uris() {
         let b = base();
-        let doc = || {
-            RequestDesc::new(Verb::Patch, &b)
+        let docs = |verb| {
+            RequestDesc::new(verb, &b)
                 .namespace("default")
                 .resource("documents")
         };
         assert_eq!(
-            uri(doc().name("test")),
+            uri(docs(Verb::Patch).name("test")),
             "/apis/kube.rs/v1/namespaces/default/documents/test?"
         );
         assert_eq!(
-            uri(doc()
+            uri(docs(Verb::Patch)
                 .name("test")
                 .sub_resource(["status"])
                 .param("fieldManager", "cntrlr")
                 .param("force", "true")),
             "/apis/kube.rs/v1/namespaces/default/documents/test/status?&force=true&fieldManager=cntrlr"
         );
-        let get = || {
-            RequestDesc::new(Verb::Get, &b)
-                .namespace("default")
-                .resource("documents")
-        };
         assert_eq!(
-            uri(get().name("a")),
+            uri(docs(Verb::Get).name("a")),
             "/apis/kube.rs/v1/namespaces/default/documents/a"
         );
         assert_eq!(
-            uri(get().name("a").param("resourceVersion", "5")),
+            uri(docs(Verb::Get).name("a").param("resourceVersion", "5")),
             "/apis/kube.rs/v1/namespaces/default/documents/a?&resourceVersion=5"
         );
-        assert_eq!(uri(get()), "/apis/kube.rs/v1/namespaces/default/documents?");
         assert_eq!(
-            uri(get()
+            uri(docs(Verb::Get)),
+            "/apis/kube.rs/v1/namespaces/default/documents?"
+        );
+        assert_eq!(
+            uri(docs(Verb::Get)
                 .param("resourceVersion", "0")
                 .param("resourceVersionMatch", "NotOlderThan")
                 .param("labelSelector", "app=a b")
@@ -126,16 +124,16 @@ mod tests {
             "/apis/kube.rs/v1/namespaces/default/documents?&labelSelector=app%3Da+b&limit=5&resourceVersion=0&resourceVersionMatch=NotOlderThan"
         );
         assert_eq!(
-            uri(get()
+            uri(docs(Verb::Get)
                 .param("watch", "true")
                 .param("resourceVersion", "7")
                 .param("timeoutSeconds", "290")
                 .param("allowWatchBookmarks", "true")),
             "/apis/kube.rs/v1/namespaces/default/documents?&watch=true&timeoutSeconds=290&allowWatchBookmarks=true&resourceVersion=7"
         );
-        let post = RequestDesc::new(Verb::Post, &b)
-            .namespace("default")
-            .resource("documents");
-        assert_eq!(uri(post), "/apis/kube.rs/v1/namespaces/default/documents?");
+        assert_eq!(
+            uri(docs(Verb::Post)),
+            "/apis/kube.rs/v1/namespaces/default/documents?"
+        );
     }
 }

@@ -825,8 +825,9 @@ mod tests {
     use super::*;
     use futures::stream;
 
+    /// The object of the watch tests here and in `frames`.
     #[derive(Debug, Deserialize, PartialEq)]
-    struct Obj {
+    pub(super) struct Obj {
         name: String,
     }
 
@@ -835,8 +836,27 @@ mod tests {
         WatchStream::<Obj>::from_bytes(s).collect().await
     }
 
-    fn obj(n: &str) -> Obj {
+    pub(super) fn obj(n: &str) -> Obj {
         Obj { name: n.into() }
+    }
+
+    /// `got` is the five events of the all-event-types bodies of the JSON
+    /// and protobuf tests (read in chunks of `split` bytes): ADDED `a`,
+    /// MODIFIED `b`, DELETED `c`, BOOKMARK `bookmark`, and the ERROR of a
+    /// 410 Expired "too old" Status.
+    pub(super) fn assert_all_event_types(got: &[WatchEvent<Obj>], bookmark: &str, split: usize) {
+        assert_eq!(got.len(), 5, "split {split}");
+        assert_eq!(got[0], WatchEvent::Added(obj("a")));
+        assert_eq!(got[1], WatchEvent::Modified(obj("b")));
+        assert_eq!(got[2], WatchEvent::Deleted(obj("c")));
+        assert_eq!(got[3], WatchEvent::Bookmark(obj(bookmark)));
+        match &got[4] {
+            WatchEvent::Error(e) => {
+                assert!(e.is_gone());
+                assert_eq!((e.code, e.message.as_str()), (410, "too old"));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[tokio::test]
@@ -857,19 +877,7 @@ mod tests {
             let chunks: Vec<&'static [u8]> = text.as_bytes().chunks(split).collect();
             let got = collect(chunks).await;
             let got: Vec<_> = got.into_iter().map(|r| r.unwrap()).collect();
-            assert_eq!(got.len(), 5, "split {split}");
-            assert_eq!(got[0], WatchEvent::Added(obj("a")));
-            assert_eq!(got[1], WatchEvent::Modified(obj("b")));
-            assert_eq!(got[2], WatchEvent::Deleted(obj("c")));
-            assert_eq!(got[3], WatchEvent::Bookmark(obj("d")));
-            match &got[4] {
-                WatchEvent::Error(e) => {
-                    assert!(e.is_gone());
-                    assert_eq!(e.code, 410);
-                    assert_eq!(e.message, "too old");
-                }
-                other => panic!("{other:?}"),
-            }
+            assert_all_event_types(&got, "d", split);
         }
     }
 

@@ -140,6 +140,14 @@ mod tests {
         Duration::from_millis(n)
     }
 
+    /// `b` after `steps` delays drawn at `t` without jitter.
+    fn stepped(mut b: Backoff, t: Instant, steps: usize) -> Backoff {
+        for _ in 0..steps {
+            b.next_delay_at(t, 0.0);
+        }
+        b
+    }
+
     #[test]
     fn doubles_from_800ms_to_30s_without_jitter() {
         let mut b = Backoff::default();
@@ -179,11 +187,8 @@ mod tests {
 
     #[test]
     fn resets_after_two_healthy_minutes_only() {
-        let mut b = Backoff::default();
         let t = Instant::now();
-        for _ in 0..5 {
-            b.next_delay_at(t, 0.0);
-        }
+        let mut b = stepped(Backoff::default(), t, 5);
         let almost = t + Duration::from_secs(119);
         assert_eq!(b.next_delay_at(almost, 0.0), ms(25600));
         let later = almost + Duration::from_secs(120);
@@ -205,11 +210,8 @@ mod tests {
 
     #[test]
     fn reflector_jitters_above_the_cap() {
-        let mut b = Backoff::reflector();
         let t = Instant::now();
-        for _ in 0..7 {
-            b.next_delay_at(t, 0.0);
-        }
+        let mut b = stepped(Backoff::reflector(), t, 7);
         assert_eq!(b.next_delay_at(t, 0.5), ms(45000));
         assert_eq!(b.next_delay_at(t, 7.0), ms(60000));
         for _ in 0..100 {

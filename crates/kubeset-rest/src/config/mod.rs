@@ -48,7 +48,7 @@ pub use self::{
         NamedAuthInfo, NamedCluster, NamedContext, NamedExtension,
     },
     secret::Secret,
-    tls::{ClientIdentity, ExecCertResolver, TlsSettings, provider},
+    tls::{ClientIdentity, TlsSettings, provider},
 };
 use crate::{auth::Authenticator, content::WireFormat};
 

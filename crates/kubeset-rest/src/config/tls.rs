@@ -112,7 +112,7 @@ impl TlsSettings {
             tracing::warn!(
                 "insecure-skip-tls-verify is set: the API server's certificate is not verified"
             );
-            Arc::new(AcceptAnyServerCert {
+            Arc::new(CustomVerifier::AcceptAny {
                 algorithms: provider.signature_verification_algorithms,
             })
         } else {
@@ -147,7 +147,7 @@ impl TlsSettings {
                             what: "tls-server-name".to_owned(),
                             source: rustls::Error::General(format!("invalid server name {name:?}")),
                         })?;
-                    Arc::new(OverrideServerName { inner, name })
+                    Arc::new(CustomVerifier::FixedName { inner, name })
                 }
                 None => inner,
             }
@@ -157,32 +157,36 @@ impl TlsSettings {
             .with_custom_certificate_verifier(verifier);
         let mut config = match &self.client_identity {
             None => builder.with_no_client_auth(),
-            Some(ClientIdentity::Static(key)) => {
-                builder.with_client_cert_resolver(Arc::new(StaticCert(key.clone())))
-            }
-            Some(ClientIdentity::Exec(exec)) => {
-                let mut config =
-                    builder.with_client_cert_resolver(Arc::new(ExecCertResolver(exec.clone())));
-                // A resumed session would present the previous certificate
-                // to the server; every handshake must offer the latest one.
-                config.resumption = rustls::client::Resumption::disabled();
-                config
-            }
+            Some(identity) => builder.with_client_cert_resolver(Arc::new(identity.clone())),
         };
+        if matches!(self.client_identity, Some(ClientIdentity::Exec(_))) {
+            // A resumed session would present the previous certificate to
+            // the server; every handshake must offer the latest one.
+            config.resumption = rustls::client::Resumption::disabled();
+        }
         config.alpn_protocols = crate::client::build::alpn_protocols();
         Ok(config)
     }
 }
 
-/// Verifies the certificate against a fixed name (`tls-server-name`)
-/// instead of the host the client connected to.
+/// The server certificate checks a kubeconfig asks for besides the
+/// default one.
 #[derive(Debug)]
-struct OverrideServerName {
-    inner: Arc<dyn ServerCertVerifier>,
-    name: ServerName<'static>,
+enum CustomVerifier {
+    /// `tls-server-name`: the certificate is verified against a fixed name
+    /// instead of the host the client connected to.
+    FixedName {
+        inner: Arc<dyn ServerCertVerifier>,
+        name: ServerName<'static>,
+    },
+    /// `insecure-skip-tls-verify`: any certificate is accepted; handshake
+    /// signatures are still checked against the presented certificate.
+    AcceptAny {
+        algorithms: WebPkiSupportedAlgorithms,
+    },
 }
 
-impl ServerCertVerifier for OverrideServerName {
+impl ServerCertVerifier for CustomVerifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -191,8 +195,12 @@ impl ServerCertVerifier for OverrideServerName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        self.inner
-            .verify_server_cert(end_entity, intermediates, &self.name, ocsp_response, now)
+        match self {
+            Self::FixedName { inner, name } => {
+                inner.verify_server_cert(end_entity, intermediates, name, ocsp_response, now)
+            }
+            Self::AcceptAny { .. } => Ok(ServerCertVerified::assertion()),
+        }
     }
 
     fn verify_tls12_signature(
@@ -201,7 +209,12 @@ impl ServerCertVerifier for OverrideServerName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls12_signature(message, cert, dss)
+        match self {
+            Self::FixedName { inner, .. } => inner.verify_tls12_signature(message, cert, dss),
+            Self::AcceptAny { algorithms } => {
+                rustls::crypto::verify_tls12_signature(message, cert, dss, algorithms)
+            }
+        }
     }
 
     fn verify_tls13_signature(
@@ -210,86 +223,35 @@ impl ServerCertVerifier for OverrideServerName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls13_signature(message, cert, dss)
+        match self {
+            Self::FixedName { inner, .. } => inner.verify_tls13_signature(message, cert, dss),
+            Self::AcceptAny { algorithms } => {
+                rustls::crypto::verify_tls13_signature(message, cert, dss, algorithms)
+            }
+        }
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
+        match self {
+            Self::FixedName { inner, .. } => inner.supported_verify_schemes(),
+            Self::AcceptAny { algorithms } => algorithms.supported_schemes(),
+        }
     }
 }
 
-/// `insecure-skip-tls-verify`: any certificate is accepted; handshake
-/// signatures are still checked against the presented certificate.
-#[derive(Debug)]
-struct AcceptAnyServerCert {
-    algorithms: WebPkiSupportedAlgorithms,
-}
-
-impl ServerCertVerifier for AcceptAnyServerCert {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algorithms.supported_schemes()
-    }
-}
-
-#[derive(Debug)]
-struct StaticCert(Arc<CertifiedKey>);
-
-impl ResolvesClientCert for StaticCert {
+/// The client certificate of this identity: the static one, or the latest
+/// one an exec plugin returned (a refreshed certificate is then used by
+/// new connections without rebuilding the client).
+impl ResolvesClientCert for ClientIdentity {
     fn resolve(
         &self,
         _root_hint_subjects: &[&[u8]],
         _sigschemes: &[SignatureScheme],
     ) -> Option<Arc<CertifiedKey>> {
-        Some(self.0.clone())
-    }
-
-    fn has_certs(&self) -> bool {
-        true
-    }
-}
-
-/// Serves the latest client certificate returned by an exec plugin, so that
-/// a refreshed certificate is used by new connections without rebuilding
-/// the client.
-#[derive(Debug)]
-pub struct ExecCertResolver(pub Arc<ExecAuthenticator>);
-
-impl ResolvesClientCert for ExecCertResolver {
-    fn resolve(
-        &self,
-        _root_hint_subjects: &[&[u8]],
-        _sigschemes: &[SignatureScheme],
-    ) -> Option<Arc<CertifiedKey>> {
-        self.0.current_certificate()
+        match self {
+            Self::Static(key) => Some(key.clone()),
+            Self::Exec(exec) => exec.current_certificate(),
+        }
     }
 
     fn has_certs(&self) -> bool {

@@ -100,7 +100,7 @@ impl Base {
             Some(ns) => req.namespace(ns),
             None => req,
         };
-        let req = req.resource(resource);
+        let req = req.resource(resource).spec;
         let error = req.err.as_deref().map(|e| match e {
             Error::InvalidRequest { message } => message.clone(),
             other => other.to_string(),

@@ -116,11 +116,18 @@ fn check_segment(what: &str, value: &str) -> Result<(), Error> {
 pub struct RequestDesc<C = ()> {
     /// Who sends it: `()`, or a [`RestClient`](crate::RestClient).
     client: C,
+    /// What it sends: the same for every `C` (its rules are compiled
+    /// once, and [`bind`](Self::bind) moves it whole to another client).
+    spec: Spec,
+}
+
+/// A request's state, without its client.
+struct Spec {
     base: Base,
     verb: Verb,
     /// Prefix, namespace and resource taken together from a
     /// [`CollectionPath`]; while set, `path_prefix`, `namespace*` and
-    /// `resource` are unused (see [`RequestDesc::unshare`]).
+    /// `resource` are unused (see [`Spec::unshare`]).
     collection: Option<CollectionPath>,
     path_prefix: Arc<str>,
     /// `Box<str>`, as `subresource`: rarely set, and a request is moved
@@ -148,11 +155,12 @@ pub struct RequestDesc<C = ()> {
 impl<C> fmt::Debug for RequestDesc<C> {
     /// Headers and body may carry secrets: only their size is shown.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let spec = &self.spec;
         f.debug_struct("RequestDesc")
-            .field("verb", &self.verb)
+            .field("verb", &spec.verb)
             .field("url", &self.url())
-            .field("headers", &self.headers.as_ref().map_or(0, |h| h.len()))
-            .field("body_len", &self.body.as_ref().map(Bytes::len))
+            .field("headers", &spec.headers.as_ref().map_or(0, |h| h.len()))
+            .field("body_len", &spec.body.as_ref().map(Bytes::len))
             .field("error", &self.error())
             .finish_non_exhaustive()
     }
@@ -161,8 +169,7 @@ impl<C> fmt::Debug for RequestDesc<C> {
 impl RequestDesc {
     /// A request with this verb at `base`'s API prefix.
     pub fn new(verb: Verb, base: &Base) -> Self {
-        Self {
-            client: (),
+        let spec = Spec {
             base: base.clone(),
             verb,
             collection: None,
@@ -180,7 +187,8 @@ impl RequestDesc {
             body: None,
             max_retries: None,
             err: None,
-        }
+        };
+        Self { client: (), spec }
     }
 
     /// A PATCH of this kind: its Content-Type and, for server-side apply,
@@ -205,47 +213,8 @@ impl<C> RequestDesc<C> {
 
     /// The client, and the same description for another one.
     fn rebind<D>(self, client: D) -> (C, RequestDesc<D>) {
-        let RequestDesc {
-            client: old,
-            base,
-            verb,
-            collection,
-            path_prefix,
-            sub_path,
-            namespace,
-            namespace_set,
-            resource,
-            resource_name,
-            subresource,
-            params,
-            headers,
-            content_type,
-            timeout,
-            body,
-            max_retries,
-            err,
-        } = self;
-        let desc = RequestDesc {
-            client,
-            base,
-            verb,
-            collection,
-            path_prefix,
-            sub_path,
-            namespace,
-            namespace_set,
-            resource,
-            resource_name,
-            subresource,
-            params,
-            headers,
-            content_type,
-            timeout,
-            body,
-            max_retries,
-            err,
-        };
-        (old, desc)
+        let spec = self.spec;
+        (self.client, RequestDesc { client, spec })
     }
 
     /// The client that will send it.
@@ -255,11 +224,11 @@ impl<C> RequestDesc<C> {
 
     /// The builder error, if any.
     pub fn error(&self) -> Option<&Error> {
-        self.err.as_deref()
+        self.spec.err.as_deref()
     }
 
     fn fail(mut self, err: Error) -> Self {
-        self.err = Some(Box::new(err));
+        self.spec.err = Some(Box::new(err));
         self
     }
 
@@ -272,13 +241,178 @@ impl<C> RequestDesc<C> {
     // is, not moved in and out of the call.
     #[inline]
     pub fn collection(mut self, collection: &CollectionPath) -> Self {
-        self.set_collection(collection);
+        self.spec.set_collection(collection);
         self
     }
 
-    /// [`collection`](Self::collection) in place (a [`Request`](crate::Request)
-    /// builder call then moves its request once, not three times).
-    pub(crate) fn set_collection(&mut self, collection: &CollectionPath) {
+    /// The verb.
+    pub fn verb(&self) -> Verb {
+        self.spec.verb
+    }
+
+    /// The one place where a patch's kind becomes request state: its
+    /// Content-Type and, for server-side apply, the `fieldManager` (when
+    /// not empty) and `force=true` (when set) parameters.
+    fn patch_type(mut self, patch: PatchType) -> Self {
+        self.spec.content_type = Some(patch.content_type_header());
+        if let PatchType::Apply {
+            field_manager,
+            force,
+        } = &patch
+        {
+            if !field_manager.is_empty() {
+                self.spec.params.add("fieldManager", field_manager);
+            }
+            if *force {
+                self.spec.params.add("force", "true");
+            }
+        }
+        self
+    }
+
+    /// Append segments to the path prefix (before namespace/resource).
+    pub fn prefix<I, S>(self, segments: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.update(|r| {
+            r.unshare();
+            let joined = join_segments(segments);
+            r.path_prefix = join([&*r.path_prefix, joined.as_str()]).into();
+            Ok(())
+        })
+    }
+
+    /// Append segments after everything else (client-go's `Suffix`).
+    pub fn suffix<I, S>(self, segments: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.update(|r| {
+            let joined = join_segments(segments);
+            r.sub_path = join([&*r.sub_path, joined.as_str()]).into();
+            Ok(())
+        })
+    }
+
+    /// Replace the prefix with the base URL path plus these segments (API
+    /// path dropped); a single segment keeps its trailing slash.
+    pub fn abs_path<I, S>(mut self, segments: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.spec.set_abs_path(segments);
+        self
+    }
+
+    /// Apply a builder step unless an error stuck; its error sticks.
+    fn update(mut self, step: impl FnOnce(&mut Spec) -> Result<(), Error>) -> Self {
+        self.spec.update_in_place(step);
+        self
+    }
+
+    /// The namespace; `""` leaves the segment out (and arms the preflight
+    /// checks). Setting it twice is an error.
+    pub fn namespace(mut self, namespace: &str) -> Self {
+        self.spec.set_namespace(namespace);
+        self
+    }
+
+    /// The resource (lowercased in the URL). Setting it twice is an error.
+    pub fn resource(mut self, resource: &str) -> Self {
+        self.spec.set_resource(resource);
+        self
+    }
+
+    /// The object name; empty or set twice is an error.
+    #[inline]
+    pub fn name(mut self, name: &str) -> Self {
+        self.spec.set_name(name);
+        self
+    }
+
+    /// Subresource path parts (`status`, `scale`, …). Set twice is an error.
+    pub fn sub_resource<I, S>(self, parts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.update(|r| {
+            let parts: Vec<S> = parts.into_iter().collect();
+            let subresource = join(parts.iter().map(AsRef::as_ref));
+            if !r.subresource.is_empty() {
+                return Err(already_set("subresource", &r.subresource, &subresource));
+            }
+            for part in &parts {
+                check_segment("subresource", part.as_ref())?;
+            }
+            r.subresource = subresource.into();
+            Ok(())
+        })
+    }
+
+    /// Add a query parameter (values accumulate per key).
+    pub fn param(mut self, key: &str, value: impl AsRef<str>) -> Self {
+        if self.spec.err.is_none() {
+            self.spec.params.add(key, value.as_ref());
+        }
+        self
+    }
+
+    /// Add a request header (overrides `Accept` and `Content-Type` defaults).
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        if self.spec.err.is_none() {
+            self.spec
+                .headers
+                .get_or_insert_default()
+                .append(name, value);
+        }
+        self
+    }
+
+    /// Timeout for the whole request including retries; also sent as the
+    /// `timeout` parameter (replacing one set with `param`). Zero: none.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        if self.spec.err.is_none() {
+            self.spec.timeout = (!timeout.is_zero()).then_some(timeout);
+        }
+        self
+    }
+
+    /// The request body, sent whole on every attempt.
+    pub fn body(mut self, body: impl Into<Bytes>) -> Self {
+        if self.spec.err.is_none() {
+            self.spec.body = Some(body.into());
+        }
+        self
+    }
+
+    /// Serialize `value` as JSON for the body.
+    pub fn json_body<T: Serialize + ?Sized>(self, value: &T) -> Self {
+        if self.spec.err.is_some() {
+            return self;
+        }
+        match serde_json::to_vec(value) {
+            Ok(v) => self.body(v),
+            Err(source) => self.fail(Error::SerializeBody { source }),
+        }
+    }
+
+    /// Maximum number of retries for this request.
+    pub fn max_retries(mut self, max_retries: u32) -> Self {
+        self.spec.max_retries = Some(max_retries);
+        self
+    }
+}
+
+/// The builder steps that change the state in place (and the rules they
+/// check), for every `C` at once.
+impl Spec {
+    /// [`RequestDesc::collection`] in place.
+    fn set_collection(&mut self, collection: &CollectionPath) {
         if self.err.is_some() {
             return;
         }
@@ -323,70 +457,7 @@ impl<C> RequestDesc<C> {
         }
     }
 
-    /// The verb.
-    pub fn verb(&self) -> Verb {
-        self.verb
-    }
-
-    /// The one place where a patch's kind becomes request state: its
-    /// Content-Type and, for server-side apply, the `fieldManager` (when
-    /// not empty) and `force=true` (when set) parameters.
-    fn patch_type(mut self, patch: PatchType) -> Self {
-        self.content_type = Some(patch.content_type_header());
-        if let PatchType::Apply {
-            field_manager,
-            force,
-        } = &patch
-        {
-            if !field_manager.is_empty() {
-                self.params.add("fieldManager", field_manager);
-            }
-            if *force {
-                self.params.add("force", "true");
-            }
-        }
-        self
-    }
-
-    /// Append segments to the path prefix (before namespace/resource).
-    pub fn prefix<I, S>(self, segments: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<str>,
-    {
-        self.update(|r| {
-            r.unshare();
-            let joined = join_segments(segments);
-            r.path_prefix = join([&*r.path_prefix, joined.as_str()]).into();
-            Ok(())
-        })
-    }
-
-    /// Append segments after everything else (client-go's `Suffix`).
-    pub fn suffix<I, S>(self, segments: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<str>,
-    {
-        self.update(|r| {
-            let joined = join_segments(segments);
-            r.sub_path = join([&*r.sub_path, joined.as_str()]).into();
-            Ok(())
-        })
-    }
-
-    /// Replace the prefix with the base URL path plus these segments (API
-    /// path dropped); a single segment keeps its trailing slash.
-    pub fn abs_path<I, S>(mut self, segments: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<str>,
-    {
-        self.set_abs_path(segments);
-        self
-    }
-
-    /// [`abs_path`](Self::abs_path) in place.
+    /// [`RequestDesc::abs_path`] in place.
     fn set_abs_path<I, S>(&mut self, segments: I)
     where
         I: IntoIterator<Item = S>,
@@ -410,12 +481,6 @@ impl<C> RequestDesc<C> {
     }
 
     /// Apply a builder step unless an error stuck; its error sticks.
-    fn update(mut self, step: impl FnOnce(&mut Self) -> Result<(), Error>) -> Self {
-        self.update_in_place(step);
-        self
-    }
-
-    /// [`update`](Self::update) in place.
     fn update_in_place(&mut self, step: impl FnOnce(&mut Self) -> Result<(), Error>) {
         if self.err.is_none()
             && let Err(err) = step(self)
@@ -424,14 +489,7 @@ impl<C> RequestDesc<C> {
         }
     }
 
-    /// The namespace; `""` leaves the segment out (and arms the preflight
-    /// checks). Setting it twice is an error.
-    pub fn namespace(mut self, namespace: &str) -> Self {
-        self.set_namespace(namespace);
-        self
-    }
-
-    /// [`namespace`](Self::namespace) in place.
+    /// [`RequestDesc::namespace`] in place.
     fn set_namespace(&mut self, namespace: &str) {
         self.update_in_place(|r| {
             r.unshare();
@@ -445,13 +503,7 @@ impl<C> RequestDesc<C> {
         });
     }
 
-    /// The resource (lowercased in the URL). Setting it twice is an error.
-    pub fn resource(mut self, resource: &str) -> Self {
-        self.set_resource(resource);
-        self
-    }
-
-    /// [`resource`](Self::resource) in place.
+    /// [`RequestDesc::resource`] in place.
     fn set_resource(&mut self, resource: &str) {
         self.update_in_place(|r| {
             r.unshare();
@@ -464,15 +516,8 @@ impl<C> RequestDesc<C> {
         });
     }
 
-    /// The object name; empty or set twice is an error.
-    #[inline]
-    pub fn name(mut self, name: &str) -> Self {
-        self.set_name(name);
-        self
-    }
-
-    /// [`name`](Self::name) in place.
-    pub(crate) fn set_name(&mut self, name: &str) {
+    /// [`RequestDesc::name`] in place.
+    fn set_name(&mut self, name: &str) {
         self.update_in_place(|r| {
             if name.is_empty() {
                 return Err(invalid("resource name may not be empty".to_owned()));
@@ -484,75 +529,5 @@ impl<C> RequestDesc<C> {
             r.resource_name = name.to_owned();
             Ok(())
         });
-    }
-
-    /// Subresource path parts (`status`, `scale`, …). Set twice is an error.
-    pub fn sub_resource<I, S>(self, parts: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<str>,
-    {
-        self.update(|r| {
-            let parts: Vec<S> = parts.into_iter().collect();
-            let subresource = join(parts.iter().map(AsRef::as_ref));
-            if !r.subresource.is_empty() {
-                return Err(already_set("subresource", &r.subresource, &subresource));
-            }
-            for part in &parts {
-                check_segment("subresource", part.as_ref())?;
-            }
-            r.subresource = subresource.into();
-            Ok(())
-        })
-    }
-
-    /// Add a query parameter (values accumulate per key).
-    pub fn param(mut self, key: &str, value: impl AsRef<str>) -> Self {
-        if self.err.is_none() {
-            self.params.add(key, value.as_ref());
-        }
-        self
-    }
-
-    /// Add a request header (overrides `Accept` and `Content-Type` defaults).
-    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
-        if self.err.is_none() {
-            self.headers.get_or_insert_default().append(name, value);
-        }
-        self
-    }
-
-    /// Timeout for the whole request including retries; also sent as the
-    /// `timeout` parameter (replacing one set with `param`). Zero: none.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        if self.err.is_none() {
-            self.timeout = (!timeout.is_zero()).then_some(timeout);
-        }
-        self
-    }
-
-    /// The request body, sent whole on every attempt.
-    pub fn body(mut self, body: impl Into<Bytes>) -> Self {
-        if self.err.is_none() {
-            self.body = Some(body.into());
-        }
-        self
-    }
-
-    /// Serialize `value` as JSON for the body.
-    pub fn json_body<T: Serialize + ?Sized>(self, value: &T) -> Self {
-        if self.err.is_some() {
-            return self;
-        }
-        match serde_json::to_vec(value) {
-            Ok(v) => self.body(v),
-            Err(source) => self.fail(Error::SerializeBody { source }),
-        }
-    }
-
-    /// Maximum number of retries for this request.
-    pub fn max_retries(mut self, max_retries: u32) -> Self {
-        self.max_retries = Some(max_retries);
-        self
     }
 }

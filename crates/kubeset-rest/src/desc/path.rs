@@ -1,11 +1,11 @@
 //! A description's path and URL as text: escaped, as a template (for
 //! metrics), with its query.
 
-use super::RequestDesc;
+use super::{RequestDesc, Spec};
 use crate::collection::CollectionInner;
 use crate::url::{go_duration, join, path_escape};
 
-impl<C> RequestDesc<C> {
+impl Spec {
     /// prefix / `namespaces/<ns>` / resource / name / subresource / suffix,
     /// as one Go `path.Join` (the same result as joining step by step:
     /// cleaning is a left-to-right pass, so cleaning early changes nothing).
@@ -94,9 +94,8 @@ impl<C> RequestDesc<C> {
         out
     }
 
-    /// Escaped path and query, independent of the server (so an attempt
-    /// can be sent to any base URL).
-    pub fn path_and_query(&self) -> String {
+    /// [`RequestDesc::path_and_query`].
+    fn path_and_query(&self) -> String {
         let mut out = self.escaped_path();
         let query = match self.timeout {
             Some(t) => {
@@ -112,15 +111,23 @@ impl<C> RequestDesc<C> {
         }
         out
     }
+}
+
+impl<C> RequestDesc<C> {
+    /// Escaped path and query, independent of the server (so an attempt
+    /// can be sent to any base URL).
+    pub fn path_and_query(&self) -> String {
+        self.spec.path_and_query()
+    }
 
     /// The full URL at the base URL's origin.
     pub fn url(&self) -> String {
-        format!("{}{}", self.base.0.origin, self.path_and_query())
+        format!("{}{}", self.spec.base.0.origin, self.spec.path_and_query())
     }
 
     /// The path with namespace and name replaced by `{namespace}` and
     /// `{name}` (for metrics).
     pub fn url_template(&self) -> String {
-        self.template_path()
+        self.spec.template_path()
     }
 }

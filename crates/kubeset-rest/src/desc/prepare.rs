@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue};
 
 use super::defaults::{add_user_agent, with_defaults};
-use super::{Defaults, Mode, RequestDesc, invalid};
+use super::{Defaults, Mode, RequestDesc, Spec, invalid};
 use crate::{
     budget,
     error::Error,
@@ -16,9 +16,31 @@ use crate::{
 };
 
 impl<C> RequestDesc<C> {
+    /// [`Spec::preflight`], for the tests.
+    #[cfg(test)]
+    pub(crate) fn preflight(&self) -> Result<(), Error> {
+        self.spec.preflight()
+    }
+
+    /// Validate and fix the request for any server: the sticky builder
+    /// error or the preflight check fails it; otherwise the escaped path,
+    /// the encoded query (with the `timeout` parameter), the headers with
+    /// `defaults` merged in, the body and the retry limit, all computed
+    /// once per call (for `send`: a fully read response).
+    pub fn prepare(self, defaults: &Defaults) -> Result<Prepared, Error> {
+        self.spec.prepare_for(Mode::Do, defaults)
+    }
+
+    /// [`prepare`](Self::prepare) for a call consumed as `mode`.
+    pub(crate) fn prepare_for(self, mode: Mode, defaults: &Defaults) -> Result<Prepared, Error> {
+        self.spec.prepare_for(mode, defaults)
+    }
+}
+
+impl Spec {
     /// client-go's preflight check: an explicitly empty namespace is
     /// refused for creation, and for GET/PUT/DELETE of a named object.
-    pub(crate) fn preflight(&self) -> Result<(), Error> {
+    fn preflight(&self) -> Result<(), Error> {
         if self.namespace_value() != Some("") {
             return Ok(());
         }
@@ -33,27 +55,15 @@ impl<C> RequestDesc<C> {
         }
     }
 
-    /// Validate and fix the request for any server: the sticky builder
-    /// error or the preflight check fails it; otherwise the escaped path,
-    /// the encoded query (with the `timeout` parameter), the headers with
-    /// `defaults` merged in, the body and the retry limit, all computed
-    /// once per call (for `send`: a fully read response).
-    pub fn prepare(self, defaults: &Defaults) -> Result<Prepared, Error> {
-        self.prepare_for(Mode::Do, defaults)
-    }
-
-    pub(crate) fn prepare_for(
-        mut self,
-        mode: Mode,
-        defaults: &Defaults,
-    ) -> Result<Prepared, Error> {
+    /// [`RequestDesc::prepare_for`].
+    fn prepare_for(mut self, mode: Mode, defaults: &Defaults) -> Result<Prepared, Error> {
         if let Some(err) = self.err.take() {
             return Err(*err);
         }
         self.preflight()?;
         let headers = self.prepared_headers(defaults);
         let url_template = if defaults.url_templates {
-            self.url_template()
+            self.template_path()
         } else {
             String::new()
         };

@@ -545,6 +545,14 @@ mod tests {
     use super::*;
     use http::HeaderValue;
 
+    /// The statistics of the priority level `uid`.
+    fn level(l: &AdaptiveLimiter, uid: &str) -> LevelStats {
+        l.levels()
+            .into_iter()
+            .find(|s| s.priority_level_uid == uid)
+            .unwrap()
+    }
+
     fn headers(level: &str, schema: &str) -> HeaderMap {
         let mut h = HeaderMap::new();
         h.insert(
@@ -615,11 +623,7 @@ mod tests {
                 headers: Some(&h),
             });
         }
-        let pl = l
-            .levels()
-            .into_iter()
-            .find(|s| s.priority_level_uid == "pl")
-            .unwrap();
+        let pl = level(&l, "pl");
         // Eight 429s of one round trip: one decrease (8 → 4).
         assert_eq!((pl.throttled, pl.decreases, pl.limit), (8, 1, 4));
         // Held for the server's 3 s: a 1 s budget fails at once.
@@ -634,32 +638,20 @@ mod tests {
             async move { l.acquire("GET /y".into(), None).await }
         });
         tokio::task::yield_now().await;
-        let pl = l
-            .levels()
-            .into_iter()
-            .find(|s| s.priority_level_uid == "pl")
-            .unwrap();
+        let pl = level(&l, "pl");
         // Waiting now, and (with the one refused at its budget) two
         // requests held by the Retry-After.
         assert_eq!((pl.queued, pl.retry_after_waits), (1, 2));
         let p = waiter.await.unwrap().unwrap();
         assert_eq!(start.elapsed(), Duration::from_secs(3));
-        let pl = l
-            .levels()
-            .into_iter()
-            .find(|s| s.priority_level_uid == "pl")
-            .unwrap();
+        let pl = level(&l, "pl");
         assert_eq!(
             (pl.queued, pl.retry_after_wait),
             (0, Duration::from_secs(3))
         );
         // A request sent after the decrease decreases again.
         p.finish(answer(429, Some(&h)));
-        let pl = l
-            .levels()
-            .into_iter()
-            .find(|s| s.priority_level_uid == "pl")
-            .unwrap();
+        let pl = level(&l, "pl");
         assert_eq!((pl.decreases, pl.limit), (2, 2));
     }
 

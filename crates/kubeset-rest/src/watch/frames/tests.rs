@@ -4,11 +4,7 @@ use bytes::Bytes;
 use futures::{StreamExt as _, stream};
 
 use super::*;
-
-#[derive(Debug, serde::Deserialize, PartialEq)]
-struct Obj {
-    name: String,
-}
+use crate::watch::tests::{Obj, assert_all_event_types, obj};
 
 /// Objects are `k8s\0` + `name@rv`; a Status is `k8s\0` + its JSON.
 struct Test;
@@ -17,7 +13,7 @@ impl ObjectDecoder<Obj> for Test {
     fn object(&self, bytes: &[u8]) -> Result<Obj, BoxError> {
         let text = std::str::from_utf8(bytes.strip_prefix(b"k8s\0").ok_or("no magic")?)?;
         let name = text.split('@').next().unwrap_or_default();
-        Ok(Obj { name: name.into() })
+        Ok(obj(name))
     }
 
     fn status(&self, bytes: &[u8]) -> Result<serde_json::Value, BoxError> {
@@ -70,10 +66,6 @@ async fn collect(bytes: &[u8], split: usize) -> Vec<Result<WatchEvent<Obj>, Erro
         .await
 }
 
-fn obj(name: &str) -> Obj {
-    Obj { name: name.into() }
-}
-
 #[tokio::test]
 async fn all_event_types_split_anywhere() {
     let status = br#"{"kind":"Status","status":"Failure","message":"too old","reason":"Expired","code":410}"#;
@@ -91,18 +83,7 @@ async fn all_event_types_split_anywhere() {
             .into_iter()
             .map(|r| r.unwrap())
             .collect();
-        assert_eq!(got.len(), 5, "split {split}");
-        assert_eq!(got[0], WatchEvent::Added(obj("a")));
-        assert_eq!(got[1], WatchEvent::Modified(obj("b")));
-        assert_eq!(got[2], WatchEvent::Deleted(obj("c")));
-        assert_eq!(got[3], WatchEvent::Bookmark(obj("")));
-        match &got[4] {
-            WatchEvent::Error(e) => {
-                assert!(e.is_gone());
-                assert_eq!((e.code, e.message.as_str()), (410, "too old"));
-            }
-            other => panic!("{other:?}"),
-        }
+        assert_all_event_types(&got, "", split);
     }
 }
 
