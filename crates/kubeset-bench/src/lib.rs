@@ -34,6 +34,9 @@ pub(crate) fn kube_client(url: &str) -> Result<kube::Client, Error> {
     kube::Client::try_from(kube::Config::new(uri)).map_err(|source| Error::Kube { source })
 }
 
+/// What kube-rs's watcher of Pods yields.
+type KubePodEvent = Result<watcher::Event<KubePod>, watcher::Error>;
+
 /// A kube-rs cache of every Pod at `url`: `kube::runtime::reflector` over
 /// `watcher` with the default `watcher::Config` (a paginated list). The
 /// store, and the events that fill it once polled.
@@ -42,7 +45,7 @@ pub(crate) fn kube_pod_cache(
 ) -> Result<
     (
         reflector::Store<KubePod>,
-        impl futures::Stream<Item = Result<watcher::Event<KubePod>, watcher::Error>>,
+        impl futures::Stream<Item = KubePodEvent>,
     ),
     Error,
 > {
