@@ -17,6 +17,7 @@ mod serde_impls;
 pub use apply::FEATURE as APPLY_FEATURE;
 
 pub(crate) use resources::{ResourceFacts, resource_impl, resource_info};
+pub(crate) use serde_impls::kind_serialize;
 
 /// Top-level modules of `kubeset-api`, declared by its hand-written `lib.rs`.
 pub const TOP_LEVEL_MODULES: &[&str] = &[
@@ -330,13 +331,7 @@ fn emit_model(
         t.modules.join("/"),
         names::snake_case(&t.name)
     );
-    let pre = preamble(&[format!(
-        "Source: definition `{}` of {spec_label}/{}.",
-        t.definition, t.source
-    )]);
-    let text = format(&file, tokens, &pre)?;
-    out.files.insert(file, text);
-    Ok(())
+    definition_file(t, spec_label, file, tokens, out)
 }
 
 /// The file of `t`'s apply configuration (none but for a struct).
@@ -350,6 +345,18 @@ fn emit_apply(
     let Some((file, tokens)) = apply::file(ir, t, keys) else {
         return Ok(());
     };
+    definition_file(t, spec_label, file, tokens, out)
+}
+
+/// Formats `tokens` as `file`, a file made from `t` (its preamble names
+/// the definition and the spec document), into `out`.
+fn definition_file(
+    t: &TypeDef,
+    spec_label: &str,
+    file: String,
+    tokens: TokenStream,
+    out: &mut Output,
+) -> Result<(), CodegenError> {
     let pre = preamble(&[format!(
         "Source: definition `{}` of {spec_label}/{}.",
         t.definition, t.source

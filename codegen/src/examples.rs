@@ -33,11 +33,7 @@ fn value_of_ref(ir: &Ir, definition: &str, depth: usize) -> Value {
         TypeKind::Struct { fields } => {
             let mut map = Map::new();
             if let Some(g) = &t.gvk {
-                let api_version = if g.group.is_empty() {
-                    g.version.clone()
-                } else {
-                    format!("{}/{}", g.group, g.version)
-                };
+                let api_version = g.api_version();
                 map.insert("apiVersion".into(), Value::String(api_version));
                 map.insert("kind".into(), Value::String(g.kind.clone()));
             }

@@ -133,22 +133,15 @@ fn record(versions: &mut Versions, merged: &Input, every: &[(&String, &Input)]) 
             .filter_map(|(v, i)| i.definitions.get(name).map(|s| (*v, s)))
             .collect();
         if has.len() < all {
-            versions.definitions.insert(
-                name.clone(),
-                has.iter().map(|(v, _)| (*v).clone()).collect(),
-            );
+            versions
+                .definitions
+                .insert(name.clone(), versions_where(&has, |_| true));
         }
         for prop in schema.properties.keys() {
-            let with: BTreeSet<String> = has
-                .iter()
-                .filter(|(_, s)| s.properties.contains_key(prop))
-                .map(|(v, _)| (*v).clone())
-                .collect();
-            let requiring: BTreeSet<String> = has
-                .iter()
-                .filter(|(_, s)| s.properties.contains_key(prop) && s.required.contains(prop))
-                .map(|(v, _)| (*v).clone())
-                .collect();
+            let with = versions_where(&has, |s| s.properties.contains_key(prop));
+            let requiring = versions_where(&has, |s| {
+                s.properties.contains_key(prop) && s.required.contains(prop)
+            });
             if !requiring.is_empty() && requiring.len() < with.len() {
                 versions
                     .required
@@ -160,15 +153,20 @@ fn record(versions: &mut Versions, merged: &Input, every: &[(&String, &Input)]) 
         }
     }
     for path in merged.paths.keys() {
-        let with: BTreeSet<String> = every
-            .iter()
-            .filter(|(_, i)| i.paths.contains_key(path))
-            .map(|(v, _)| (*v).clone())
-            .collect();
+        let with = versions_where(every, |i| i.paths.contains_key(path));
         if with.len() < all {
             versions.paths.insert(path.clone(), with);
         }
     }
+}
+
+/// The versions (of `(version, item)` pairs) whose item is `like`.
+fn versions_where<T>(items: &[(&String, T)], like: impl Fn(&T) -> bool) -> BTreeSet<String> {
+    items
+        .iter()
+        .filter(|(_, item)| like(item))
+        .map(|(v, _)| (*v).clone())
+        .collect()
 }
 
 #[cfg(test)]

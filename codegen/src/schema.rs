@@ -425,27 +425,22 @@ impl<'a> Lowerer<'a> {
         self.types.insert(
             key.to_owned(),
             TypeDef {
-                definition: key.to_owned(),
-                modules: self.scope.modules.clone(),
-                name: type_name.to_owned(),
                 description: if path.is_empty() {
                     schema.description.clone()
                 } else {
                     description_of(schema)
                 },
-                kind: TypeKind::Struct { fields },
-                gvk: None,
-                resource: None,
-                feature: self.scope.feature.clone(),
-                source: self.scope.source.clone(),
-                inline_of: Some(self.scope.definition.clone()),
                 unknown_fields,
                 notes: if crd && !path.is_empty() {
                     notes(schema)
                 } else {
                     Vec::new()
                 },
-                gate: None,
+                ..self.scoped_type(
+                    key.to_owned(),
+                    type_name.to_owned(),
+                    TypeKind::Struct { fields },
+                )
             },
         );
         Ok(())
@@ -561,43 +556,28 @@ impl<'a> Lowerer<'a> {
             .to_owned();
         self.types
             .entry(reused.definition.clone())
-            .or_insert_with(|| TypeDef {
-                definition: reused.definition.clone(),
-                modules: Vec::new(),
-                name,
-                description: None,
-                kind: TypeKind::Reuse { path: reused.path },
-                gvk: None,
-                resource: None,
-                feature: None,
-                source: String::new(),
-                inline_of: None,
-                unknown_fields: None,
-                notes: Vec::new(),
-                gate: None,
+            .or_insert_with(|| {
+                let kind = TypeKind::Reuse { path: reused.path };
+                TypeDef::new(reused.definition.clone(), name, kind)
             });
         Some(Ty::Ref(reused.definition))
     }
 
     fn insert_type(&mut self, key: String, name: String, kind: TypeKind) {
-        self.types.insert(
-            key.clone(),
-            TypeDef {
-                definition: key,
-                modules: self.scope.modules.clone(),
-                name,
-                description: None,
-                kind,
-                gvk: None,
-                resource: None,
-                feature: self.scope.feature.clone(),
-                source: self.scope.source.clone(),
-                inline_of: Some(self.scope.definition.clone()),
-                unknown_fields: None,
-                notes: Vec::new(),
-                gate: None,
-            },
-        );
+        let t = self.scoped_type(key.clone(), name, kind);
+        self.types.insert(key, t);
+    }
+
+    /// A type lowered from a schema nested in the scope's definition: in
+    /// its module, behind its feature, from its source file.
+    fn scoped_type(&self, key: String, name: String, kind: TypeKind) -> TypeDef {
+        TypeDef {
+            modules: self.scope.modules.clone(),
+            feature: self.scope.feature.clone(),
+            source: self.scope.source.clone(),
+            inline_of: Some(self.scope.definition.clone()),
+            ..TypeDef::new(key, name, kind)
+        }
     }
 
     /// The `default` of a field when it fits the field's Rust type.

@@ -149,6 +149,25 @@ pub struct Gvk {
     pub kind: String,
 }
 
+impl Gvk {
+    /// The `apiVersion` of the kind: `group/version`, or the version alone
+    /// in the core group.
+    ///
+    /// ```
+    /// use kubeset_codegen::spec::Gvk;
+    /// let gvk = |group: &str| Gvk { group: group.into(), version: "v1".into(), kind: "K".into() };
+    /// assert_eq!(gvk("").api_version(), "v1");
+    /// assert_eq!(gvk("apps").api_version(), "apps/v1");
+    /// ```
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+}
+
 /// One operation of a path item.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]

@@ -253,6 +253,45 @@ impl Server {
 }
 
 impl Server {
+    /// One client against this server: start it, wait for `synced`, have the
+    /// server patch `updates` pods, read its records.
+    fn run_client(
+        &mut self,
+        mut cmd: Command,
+        updates: usize,
+        what: &str,
+    ) -> Result<Vec<Value>, Error> {
+        eprintln!("=== xtask bench: {what}");
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("{what}: cannot start: {e}"))?;
+        let mut out = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let mut line = String::new();
+        out.read_line(&mut line)?;
+        let answer = if line.trim() == "synced" {
+            self.ask(&format!("update {updates}"))?
+        } else {
+            format!("(client printed {line:?} before syncing)")
+        };
+        if answer != format!("updated {updates}") {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{what}: {answer}").into());
+        }
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut out, &mut rest)?;
+        let status = child.wait()?;
+        if !status.success() {
+            return Err(format!("{what} failed ({status})").into());
+        }
+        match serde_json::from_str(&rest)? {
+            Value::Array(v) => Ok(v),
+            _ => Err(format!("{what}: output is not a JSON array").into()),
+        }
+    }
+
     /// CPU seconds the server process has used so far.
     fn cpu_s(&self) -> Option<f64> {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;

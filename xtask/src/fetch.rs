@@ -57,15 +57,28 @@ fn read_pins(version: &str) -> Result<BTreeMap<String, String>, Error> {
     Ok(pins)
 }
 
+/// Every spec file (`.json`, `.proto`) below `dir`, relative to it.
 fn spec_files(dir: &Path) -> Result<Vec<String>, Error> {
-    fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+    files_below(dir, |path| {
+        path.extension()
+            .is_some_and(|e| e == "json" || e == "proto")
+    })
+}
+
+/// The files below `dir` that `keep` takes, relative to it with `/`
+/// separators, sorted.
+fn files_below(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<String>, Error> {
+    fn walk(
+        dir: &Path,
+        base: &Path,
+        keep: &dyn Fn(&Path) -> bool,
+        out: &mut Vec<String>,
+    ) -> std::io::Result<()> {
         for entry in std::fs::read_dir(dir)? {
             let path = entry?.path();
             if path.is_dir() {
-                walk(&path, base, out)?;
-            } else if path
-                .extension()
-                .is_some_and(|e| e == "json" || e == "proto")
+                walk(&path, base, keep, out)?;
+            } else if keep(&path)
                 && let Ok(rel) = path.strip_prefix(base)
             {
                 out.push(rel.to_string_lossy().replace('\\', "/"));
@@ -74,7 +87,7 @@ fn spec_files(dir: &Path) -> Result<Vec<String>, Error> {
         Ok(())
     }
     let mut out = Vec::new();
-    walk(dir, dir, &mut out)?;
+    walk(dir, dir, &keep, &mut out)?;
     out.sort();
     Ok(out)
 }
@@ -329,23 +342,9 @@ fn local_v3_path(name: &str) -> Option<String> {
 
 /// Every `generated.proto` below a module directory, relative to it.
 fn proto_files(dir: &Path) -> Result<Vec<String>, Error> {
-    fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
-        for entry in std::fs::read_dir(dir)? {
-            let path = entry?.path();
-            if path.is_dir() {
-                walk(&path, base, out)?;
-            } else if path.file_name().is_some_and(|n| n == "generated.proto")
-                && let Ok(rel) = path.strip_prefix(base)
-            {
-                out.push(rel.to_string_lossy().replace('\\', "/"));
-            }
-        }
-        Ok(())
-    }
-    let mut out = Vec::new();
-    walk(dir, dir, &mut out)?;
-    out.sort();
-    Ok(out)
+    files_below(dir, |path| {
+        path.file_name().is_some_and(|n| n == "generated.proto")
+    })
 }
 
 /// Checks assembled files against a version's pins: the same set of
@@ -473,16 +472,22 @@ mod tests {
         );
     }
 
+    /// OpenAPI v3 documents: our path and upstream's file name (in
+    /// `api/openapi-spec/v3/`), each mapping to the other.
+    const V3_DOCUMENTS: [(&str, &str); 2] = [
+        (
+            "openapi-v3/apis/apps/v1.json",
+            "apis__apps__v1_openapi.json",
+        ),
+        ("openapi-v3/api/v1.json", "api__v1_openapi.json"),
+    ];
+
     #[test]
     fn upstream_paths() {
-        assert_eq!(
-            upstream_path("openapi-v3/apis/apps/v1.json").as_deref(),
-            Some("api/openapi-spec/v3/apis__apps__v1_openapi.json")
-        );
-        assert_eq!(
-            upstream_path("openapi-v3/api/v1.json").as_deref(),
-            Some("api/openapi-spec/v3/api__v1_openapi.json")
-        );
+        for (local, file) in V3_DOCUMENTS {
+            let upstream = format!("api/openapi-spec/v3/{file}");
+            assert_eq!(upstream_path(local), Some(upstream), "{local}");
+        }
         assert_eq!(
             upstream_path("swagger.json").as_deref(),
             Some("api/openapi-spec/swagger.json")
@@ -607,14 +612,10 @@ mod tests {
 
     #[test]
     fn v3_documents_map_to_our_layout_and_group_documents_are_skipped() {
-        assert_eq!(
-            local_v3_path("apis__apps__v1_openapi.json").as_deref(),
-            Some("openapi-v3/apis/apps/v1.json")
-        );
-        assert_eq!(
-            local_v3_path("api__v1_openapi.json").as_deref(),
-            Some("openapi-v3/api/v1.json")
-        );
+        // Each maps back to the upstream file (`upstream_paths`).
+        for (local, file) in V3_DOCUMENTS {
+            assert_eq!(local_v3_path(file).as_deref(), Some(local), "{file}");
+        }
         for skipped in [
             "apis__apps_openapi.json",
             "api_openapi.json",
@@ -625,11 +626,6 @@ mod tests {
         ] {
             assert_eq!(local_v3_path(skipped), None, "{skipped}");
         }
-        // Each local path maps back to the upstream file it came from.
-        assert_eq!(
-            upstream_path("openapi-v3/apis/apps/v1.json").as_deref(),
-            Some("api/openapi-spec/v3/apis__apps__v1_openapi.json")
-        );
     }
 
     #[test]

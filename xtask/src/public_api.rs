@@ -204,6 +204,14 @@ impl<'a> Walker<'a> {
         self.index.get(&id_key(id)).copied()
     }
 
+    /// The items named by the id list at `pointer` in `v` (ids rustdoc did
+    /// not index are passed over).
+    fn items_at(&self, v: Option<&Value>, pointer: &str) -> Vec<&'a Value> {
+        array_at(v, pointer)
+            .filter_map(|id| self.item(id))
+            .collect()
+    }
+
     /// The crate's public items under `facade` (only the root's public
     /// module `only`, when given), into `out`.
     fn walk(&mut self, only: Option<&str>, facade: &str, out: &mut BTreeSet<String>) {
@@ -240,39 +248,25 @@ impl<'a> Walker<'a> {
             self.module(root, facade, sink);
             return;
         };
-        let items = root
-            .pointer("/inner/module/items")
-            .and_then(Value::as_array);
-        for id in items.into_iter().flatten() {
-            let Some(item) = self.item(id) else { continue };
-            let public = item.get("visibility").and_then(Value::as_str) == Some("public");
-            if public && item.get("name").and_then(Value::as_str) == Some(only) {
+        for item in self.items_at(Some(root), "/inner/module/items") {
+            if is_public(item) && item.get("name").and_then(Value::as_str) == Some(only) {
                 self.public_item(item, facade, sink);
             }
         }
     }
 
     fn module(&self, module: &Value, path: &str, sink: &mut Sink) {
-        let items = module
-            .pointer("/inner/module/items")
-            .and_then(Value::as_array);
-        for id in items.into_iter().flatten() {
-            let Some(item) = self.item(id) else { continue };
-            if item.get("visibility").and_then(Value::as_str) != Some("public") {
-                continue;
+        for item in self.items_at(Some(module), "/inner/module/items") {
+            if is_public(item) {
+                self.public_item(item, path, sink);
             }
-            self.public_item(item, path, sink);
         }
     }
 
     fn public_item(&self, item: &Value, path: &str, sink: &mut Sink) {
         let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
         let here = format!("{path}::{name}");
-        let Some((kind, inner)) = item
-            .get("inner")
-            .and_then(Value::as_object)
-            .and_then(|m| m.iter().next())
-        else {
+        let Some((kind, inner)) = kind_of(item) else {
             return;
         };
         if kind == "use" {
@@ -310,29 +304,15 @@ impl<'a> Walker<'a> {
             }
             "enum" => {
                 out.insert(format!("enum {here}{}", generics(inner.get("generics"))));
-                for v in inner
-                    .get("variants")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(v) = self.item(v) {
-                        out.insert(format!("variant {here}::{}", self.variant(v)));
-                    }
+                for v in self.items_at(Some(inner), "/variants") {
+                    out.insert(format!("variant {here}::{}", self.variant(v)));
                 }
                 self.impls(inner, &here, out);
             }
             "trait" => {
                 out.insert(format!("trait {here}{}", generics(inner.get("generics"))));
-                for i in inner
-                    .get("items")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(i) = self.item(i) {
-                        self.member(i, &here, out);
-                    }
+                for i in self.items_at(Some(inner), "/items") {
+                    self.member(i, &here, out);
                 }
             }
             "function" => {
@@ -379,14 +359,8 @@ impl<'a> Walker<'a> {
 
     fn fields(&self, inner: &Value, here: &str, out: &mut BTreeSet<String>) {
         let plain = inner.pointer("/kind/plain");
-        for f in plain
-            .and_then(|p| p.get("fields"))
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let Some(f) = self.item(f) else { continue };
-            if f.get("visibility").and_then(Value::as_str) == Some("public") {
+        for f in self.items_at(plain, "/fields") {
+            if is_public(f) {
                 let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
                 let ty = f.pointer("/inner/struct_field").map(ty).unwrap_or_default();
                 out.insert(format!("field {here}.{name}: {ty}"));
@@ -402,13 +376,7 @@ impl<'a> Walker<'a> {
     }
 
     fn impls(&self, inner: &Value, here: &str, out: &mut BTreeSet<String>) {
-        for id in inner
-            .get("impls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let Some(imp) = self.item(id) else { continue };
+        for imp in self.items_at(Some(inner), "/impls") {
             let Some(i) = imp.pointer("/inner/impl") else {
                 continue;
             };
@@ -425,14 +393,8 @@ impl<'a> Walker<'a> {
                     out.insert(format!("impl {} for {here}", path_ty(t)));
                 }
                 None => {
-                    for m in i
-                        .get("items")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                    {
-                        let Some(m) = self.item(m) else { continue };
-                        if m.get("visibility").and_then(Value::as_str) == Some("public") {
+                    for m in self.items_at(Some(i), "/items") {
+                        if is_public(m) {
                             self.member(m, here, out);
                         }
                     }
@@ -444,11 +406,7 @@ impl<'a> Walker<'a> {
     /// A method, associated type or constant of a type or trait.
     fn member(&self, m: &Value, here: &str, out: &mut BTreeSet<String>) {
         let name = m.get("name").and_then(Value::as_str).unwrap_or_default();
-        let Some((kind, inner)) = m
-            .get("inner")
-            .and_then(Value::as_object)
-            .and_then(|o| o.iter().next())
-        else {
+        let Some((kind, inner)) = kind_of(m) else {
             return;
         };
         let line = match kind.as_str() {
@@ -467,11 +425,8 @@ impl<'a> Walker<'a> {
         let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
         let kind = v.pointer("/inner/variant/kind");
         let fields = |key: &str| -> Vec<String> {
-            kind.and_then(|k| k.pointer(key))
-                .and_then(Value::as_array)
+            self.items_at(kind, key)
                 .into_iter()
-                .flatten()
-                .filter_map(|f| self.item(f))
                 .map(|f| {
                     let fname = f.get("name").and_then(Value::as_str).unwrap_or_default();
                     let t = f.pointer("/inner/struct_field").map(ty).unwrap_or_default();
@@ -509,11 +464,7 @@ fn signature(f: &Value) -> String {
             prefix.push_str(word);
         }
     }
-    let inputs: Vec<String> = f
-        .pointer("/sig/inputs")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    let inputs: Vec<String> = array_at(Some(f), "/sig/inputs")
         .map(|pair| {
             let name = pair.get(0).and_then(Value::as_str).unwrap_or("_");
             let t = pair.get(1).map(ty).unwrap_or_default();
@@ -541,12 +492,7 @@ fn signature(f: &Value) -> String {
 fn generics(g: Option<&Value>) -> String {
     let Some(g) = g else { return String::new() };
     let mut params: Vec<String> = Vec::new();
-    for p in g
-        .get("params")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for p in array_at(Some(g), "/params") {
         let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
         let kind = p.get("kind");
         if let Some(t) = kind.and_then(|k| k.get("type")) {
@@ -564,12 +510,7 @@ fn generics(g: Option<&Value>) -> String {
         }
     }
     let mut wheres: Vec<String> = Vec::new();
-    for w in g
-        .get("where_predicates")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for w in array_at(Some(g), "/where_predicates") {
         if let Some(b) = w.get("bound_predicate") {
             let t = b.get("type").map(ty).unwrap_or_default();
             wheres.push(with_bounds(&t, b.get("bounds")));
@@ -594,11 +535,30 @@ fn with_bounds(name: &str, bounds: Option<&Value>) -> String {
     }
 }
 
-fn bounds_text(bounds: Option<&Value>) -> String {
-    let list: Vec<String> = bounds
+/// The elements of the array at `pointer` in `v` (`""`: `v` itself); none
+/// where there is no array.
+fn array_at<'v>(v: Option<&'v Value>, pointer: &str) -> impl Iterator<Item = &'v Value> + use<'v> {
+    v.and_then(|v| v.pointer(pointer))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
+}
+
+/// An item's kind (`struct`, `function`, …) and what rustdoc says of it
+/// as that kind: the one entry of its `inner`.
+fn kind_of(item: &Value) -> Option<(&String, &Value)> {
+    item.get("inner")
+        .and_then(Value::as_object)
+        .and_then(|m| m.iter().next())
+}
+
+/// Whether rustdoc marks `item` public.
+fn is_public(item: &Value) -> bool {
+    item.get("visibility").and_then(Value::as_str) == Some("public")
+}
+
+fn bounds_text(bounds: Option<&Value>) -> String {
+    let list: Vec<String> = array_at(bounds, "")
         .filter_map(|b| {
             if let Some(t) = b.get("trait_bound") {
                 let maybe = t.get("modifier").and_then(Value::as_str) == Some("maybe");
@@ -624,11 +584,7 @@ fn path_ty(p: &Value) -> String {
         return name.to_owned();
     };
     if let Some(ab) = args.get("angle_bracketed") {
-        let mut parts: Vec<String> = ab
-            .get("args")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
+        let mut parts: Vec<String> = array_at(Some(ab), "/args")
             .map(|a| match a {
                 Value::Object(m) => match m.iter().next() {
                     Some((k, v)) if k == "type" => ty(v),
@@ -666,13 +622,7 @@ fn path_ty(p: &Value) -> String {
         return format!("{name}<{}>", parts.join(", "));
     }
     if let Some(pa) = args.get("parenthesized") {
-        let inputs: Vec<String> = pa
-            .get("inputs")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(ty)
-            .collect();
+        let inputs: Vec<String> = array_at(Some(pa), "/inputs").map(ty).collect();
         let out = pa
             .get("output")
             .filter(|o| !o.is_null())
@@ -727,11 +677,7 @@ fn ty(t: &Value) -> String {
         ),
         "impl_trait" => format!("impl {}", bounds_text(Some(v))),
         "dyn_trait" => {
-            let traits: Vec<String> = v
-                .get("traits")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
+            let traits: Vec<String> = array_at(Some(v), "/traits")
                 .filter_map(|p| p.get("trait").map(path_ty))
                 .collect();
             let lt = v
@@ -750,11 +696,7 @@ fn ty(t: &Value) -> String {
             }
         }
         "function_pointer" => {
-            let inputs: Vec<String> = v
-                .pointer("/sig/inputs")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
+            let inputs: Vec<String> = array_at(Some(v), "/sig/inputs")
                 .filter_map(|p| p.get(1).map(ty))
                 .collect();
             let out = v

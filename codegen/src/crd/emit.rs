@@ -13,7 +13,9 @@ use serde_json::Value;
 
 use super::CustomResourceDefinition;
 use super::pieces::{self, CHUNK, List, Place};
-use crate::emit::{ResourceFacts, docs, format, resource_impl, resource_info, rust_ty_with};
+use crate::emit::{
+    ResourceFacts, docs, format, kind_serialize, resource_impl, resource_info, rust_ty_with,
+};
 use crate::error::CodegenError;
 use crate::ir::{Field, Ir, ResourceIr, Ty, TypeDef, TypeKind, Variant};
 use crate::names::{self, ident};
@@ -335,19 +337,7 @@ fn serialize_impl(t: &TypeDef, fields: &[Field], r: &ResourceIr) -> TokenStream 
             }
         }
     });
-    quote! {
-        impl serde::Serialize for #name {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                use serde::ser::SerializeMap as _;
-                let mut map = serializer.serialize_map(None)?;
-                map.serialize_entry("apiVersion", #api_version)?;
-                map.serialize_entry("kind", #kind)?;
-                #(#entries)*
-                #unknown
-                map.end()
-            }
-        }
-    }
+    kind_serialize(&name, &api_version, kind, quote!(#(#entries)* #unknown))
 }
 
 /// `Kind::new(name, spec)` for a kind with a `spec`.

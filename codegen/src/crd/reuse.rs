@@ -63,18 +63,10 @@ use crate::schema::{INT_OR_STRING, Reused, Reuser, TIME};
 use crate::spec::{AdditionalProperties, Schema};
 
 /// The facade's default group-versions (`kubeset`'s `api-default`): the
-/// built-in models a user crate has without turning features on.
-pub const DEFAULT_FEATURES: &[&str] = &[
-    "core-v1",
-    "apps-v1",
-    "batch-v1",
-    "coordination-v1",
-    "discovery-v1",
-    "rbac-v1",
-    "networking-v1",
-    "policy-v1",
-    "apiextensions-v1",
-];
+/// built-in models a user crate has without turning features on. The
+/// facade's `api-default` is generated from the model crate's default
+/// features, so this is that list ([`crate::emit::DEFAULT_FEATURES`]).
+pub const DEFAULT_FEATURES: &[&str] = crate::emit::DEFAULT_FEATURES;
 
 const QUANTITY: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
 const MICRO_TIME: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";

@@ -466,35 +466,33 @@ mod tests {
 
     #[test]
     fn the_shared_name_is_the_common_head_and_tail() {
-        assert_eq!(
-            common_name(&["BehaviorScaleUp", "BehaviorScaleDown"]).as_deref(),
-            Some("BehaviorScale")
-        );
-        assert_eq!(
-            common_name(&["BehaviorScaleUpPolicies", "BehaviorScaleDownPolicies"]).as_deref(),
-            Some("BehaviorScalePolicies")
-        );
-        assert_eq!(
-            common_name(&["FooStatusConditions", "BarStatusConditions"]).as_deref(),
-            Some("StatusConditions")
-        );
-        assert_eq!(
-            common_name(&["SpecPort", "SpecPortPort"]).as_deref(),
-            Some("SpecPort")
-        );
-        assert_eq!(
-            common_name(&["FlattenEnumSpecType", "InternalSpecActionsType"]).as_deref(),
-            Some("SpecType")
-        );
-        assert_eq!(
-            common_name(&[
+        let cases: [(&[&str], &str); 6] = [
+            (&["BehaviorScaleUp", "BehaviorScaleDown"], "BehaviorScale"),
+            (
+                &["BehaviorScaleUpPolicies", "BehaviorScaleDownPolicies"],
+                "BehaviorScalePolicies",
+            ),
+            (
+                &["FooStatusConditions", "BarStatusConditions"],
+                "StatusConditions",
+            ),
+            (&["SpecPort", "SpecPortPort"], "SpecPort"),
+            (
+                &["FlattenEnumSpecType", "InternalSpecActionsType"],
+                "SpecType",
+            ),
+            (
+                &[
+                    "WorkflowSpec",
+                    "ClusterWorkflowTemplateSpec",
+                    "CronWorkflowSpecWorkflowSpec",
+                ],
                 "WorkflowSpec",
-                "ClusterWorkflowTemplateSpec",
-                "CronWorkflowSpecWorkflowSpec"
-            ])
-            .as_deref(),
-            Some("WorkflowSpec")
-        );
+            ),
+        ];
+        for (names, want) in cases {
+            assert_eq!(common_name(names).as_deref(), Some(want), "{names:?}");
+        }
         assert_eq!(common_name(&["AlphaBeta", "GammaDelta"]), None);
     }
 }

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 
 use crate::error::CodegenError;
 use crate::ir::{Field, Ir, ListSemantics, Ty, TypeDef, TypeKind};
@@ -316,11 +316,7 @@ fn derived_serde(
             quote!(),
         );
     };
-    let api_version = if r.group.is_empty() {
-        r.version.clone()
-    } else {
-        format!("{}/{}", r.group, r.version)
-    };
+    let api_version = r.api_version();
     let kind = &r.kind;
     let entries = fields.iter().map(|f| {
         let (n, json) = (ident(&f.rust), &f.json);
@@ -330,18 +326,7 @@ fn derived_serde(
             }
         }
     });
-    let ser = quote! {
-        impl serde::Serialize for #ty {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                use serde::ser::SerializeMap as _;
-                let mut map = serializer.serialize_map(None)?;
-                map.serialize_entry("apiVersion", #api_version)?;
-                map.serialize_entry("kind", #kind)?;
-                #(#entries)*
-                map.end()
-            }
-        }
-    };
+    let ser = super::kind_serialize(&ty, &api_version, kind, quote!(#(#entries)*));
     (quote!(serde::Deserialize), quote!(), ser)
 }
 
@@ -439,34 +424,29 @@ fn kind_constructor(paths: &Paths<'_>, t: &TypeDef, fields: &[Field]) -> Option<
         )
     };
     let taken = |m: &str| fields.iter().any(|f| names::builder_method(&f.rust) == m);
-    let label = (!taken("with_label")).then(|| {
-        quote! {
-            /// Sets label `key` to `value` in `metadata.labels`.
-            #[must_use]
-            pub fn with_label(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-                self.metadata
-                    .get_or_insert_with(Default::default)
-                    .labels
-                    .get_or_insert_with(Default::default)
-                    .insert(key.into(), value.into());
-                self
+    // `with_label`, `with_annotation`: one entry of a metadata map, unless
+    // a field's builder has that name.
+    let map_entry = |entry: &str, map: &str| {
+        let method = format_ident!("with_{entry}");
+        let map = format_ident!("{map}");
+        let doc = format!(" Sets {entry} `key` to `value` in `metadata.{map}`.");
+        (!taken(&method.to_string())).then(|| {
+            quote! {
+                #[doc = #doc]
+                #[must_use]
+                pub fn #method(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+                    self.metadata
+                        .get_or_insert_with(Default::default)
+                        .#map
+                        .get_or_insert_with(Default::default)
+                        .insert(key.into(), value.into());
+                    self
+                }
             }
-        }
-    });
-    let annotation = (!taken("with_annotation")).then(|| {
-        quote! {
-            /// Sets annotation `key` to `value` in `metadata.annotations`.
-            #[must_use]
-            pub fn with_annotation(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-                self.metadata
-                    .get_or_insert_with(Default::default)
-                    .annotations
-                    .get_or_insert_with(Default::default)
-                    .insert(key.into(), value.into());
-                self
-            }
-        }
-    });
+        })
+    };
+    let label = map_entry("label", "labels");
+    let annotation = map_entry("annotation", "annotations");
     let rest = (fields.len() > 1).then(|| quote!(..Self::default()));
     Some(quote! {
         #[doc = #doc]

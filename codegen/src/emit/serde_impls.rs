@@ -134,11 +134,7 @@ fn read_value(f: &Field) -> TokenStream {
 fn serialize(name: &str, fields: &[Field], gvk: Option<&Gvk>) -> TokenStream {
     let ty = ident(name);
     let type_meta = gvk.map(|g| {
-        let api_version = if g.group.is_empty() {
-            g.version.clone()
-        } else {
-            format!("{}/{}", g.group, g.version)
-        };
+        let api_version = g.api_version();
         let kind = &g.kind;
         quote! {
             state.serialize_field("apiVersion", #api_version)?;
@@ -221,6 +217,28 @@ fn serialize(name: &str, fields: &[Field], gvk: Option<&Gvk>) -> TokenStream {
                 #type_meta
                 #(#writes)*
                 state.end()
+            }
+        }
+    }
+}
+
+/// `Serialize` of a kind's struct `ty`, written out: `apiVersion` and
+/// `kind` first, then what `body` puts into `map` (a `SerializeMap`).
+pub(crate) fn kind_serialize(
+    ty: &proc_macro2::Ident,
+    api_version: &str,
+    kind: &str,
+    body: TokenStream,
+) -> TokenStream {
+    quote! {
+        impl serde::Serialize for #ty {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("apiVersion", #api_version)?;
+                map.serialize_entry("kind", #kind)?;
+                #body
+                map.end()
             }
         }
     }

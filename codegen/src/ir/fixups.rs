@@ -304,21 +304,7 @@ mod tests {
             let mut ir = Ir::default();
             ir.types.insert(
                 STATUS.into(),
-                TypeDef {
-                    definition: STATUS.into(),
-                    modules: Vec::new(),
-                    name: "Status".into(),
-                    description: None,
-                    kind: TypeKind::Opaque,
-                    gvk: None,
-                    resource: None,
-                    feature: None,
-                    source: String::new(),
-                    inline_of: None,
-                    unknown_fields: None,
-                    notes: Vec::new(),
-                    gate: None,
-                },
+                TypeDef::new(STATUS.into(), "Status".into(), TypeKind::Opaque),
             );
             ir.subresource_operations = vec![
                 operation("binding", "io.k8s.api.core.v1.Binding"),

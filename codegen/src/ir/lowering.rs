@@ -90,19 +90,13 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
         ir.types.insert(
             definition.clone(),
             TypeDef {
-                definition: definition.clone(),
                 modules,
-                name,
                 description: schema.description.clone(),
-                kind,
                 gvk,
                 resource,
                 feature,
                 source,
-                inline_of: None,
-                unknown_fields: None,
-                notes: Vec::new(),
-                gate: None,
+                ..TypeDef::new(definition.clone(), name, kind)
             },
         );
     }

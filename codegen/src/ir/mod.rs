@@ -206,6 +206,38 @@ pub struct TypeDef {
     pub gate: Option<Gate>,
 }
 
+impl TypeDef {
+    /// The type `name` of the spec's `definition`, of `kind`, and nothing
+    /// else known yet: no module, docs, GVK, resource, feature, source file,
+    /// notes or gate. The other fields are set with struct update syntax.
+    ///
+    /// ```
+    /// use kubeset_codegen::ir::{TypeDef, TypeKind};
+    /// let t = TypeDef {
+    ///     feature: Some("core-v1".into()),
+    ///     ..TypeDef::new("io.k8s.api.core.v1.Pod".into(), "Pod".into(), TypeKind::Opaque)
+    /// };
+    /// assert!(t.modules.is_empty() && t.gvk.is_none());
+    /// ```
+    pub fn new(definition: String, name: String, kind: TypeKind) -> Self {
+        Self {
+            definition,
+            modules: Vec::new(),
+            name,
+            description: None,
+            kind,
+            gvk: None,
+            resource: None,
+            feature: None,
+            source: String::new(),
+            inline_of: None,
+            unknown_fields: None,
+            notes: Vec::new(),
+            gate: None,
+        }
+    }
+}
+
 /// A subresource of a resource.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SubresourceIr {

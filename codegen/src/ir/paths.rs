@@ -211,44 +211,52 @@ mod tests {
 
     #[test]
     fn paths_split_into_resource_and_subresource() {
-        assert_eq!(
-            parse_path("/api/v1/namespaces/{namespace}/pods/{name}/log"),
-            Some((
-                "".into(),
-                "v1".into(),
+        // (path, group, version, namespaced, plural, subresource)
+        let cases = [
+            (
+                "/api/v1/namespaces/{namespace}/pods/{name}/log",
+                "",
+                "v1",
                 true,
-                "pods".into(),
-                Some("log".into())
-            ))
-        );
-        assert_eq!(
-            parse_path("/apis/apps/v1/watch/namespaces/{namespace}/deployments"),
-            Some(("apps".into(), "v1".into(), true, "deployments".into(), None))
-        );
-        assert_eq!(
-            parse_path("/api/v1/namespaces/{name}/finalize"),
-            Some((
-                "".into(),
-                "v1".into(),
+                "pods",
+                Some("log"),
+            ),
+            (
+                "/apis/apps/v1/watch/namespaces/{namespace}/deployments",
+                "apps",
+                "v1",
+                true,
+                "deployments",
+                None,
+            ),
+            (
+                "/api/v1/namespaces/{name}/finalize",
+                "",
+                "v1",
                 false,
-                "namespaces".into(),
-                Some("finalize".into())
-            ))
-        );
-        assert_eq!(
-            parse_path("/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}"),
-            Some((
-                "".into(),
-                "v1".into(),
+                "namespaces",
+                Some("finalize"),
+            ),
+            (
+                "/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}",
+                "",
+                "v1",
                 true,
-                "pods".into(),
-                Some("proxy".into())
-            ))
-        );
-        assert_eq!(
-            parse_path("/api/v1/namespaces"),
-            Some(("".into(), "v1".into(), false, "namespaces".into(), None))
-        );
+                "pods",
+                Some("proxy"),
+            ),
+            ("/api/v1/namespaces", "", "v1", false, "namespaces", None),
+        ];
+        for (path, group, version, namespaced, plural, sub) in cases {
+            let want = (
+                group.to_owned(),
+                version.to_owned(),
+                namespaced,
+                plural.to_owned(),
+                sub.map(str::to_owned),
+            );
+            assert_eq!(parse_path(path), Some(want), "{path}");
+        }
         assert_eq!(parse_path("/apis/apps/v1/"), None);
         assert_eq!(parse_path("/version/"), None);
     }

@@ -138,11 +138,7 @@ fn kinds(ir: &Ir, codecs: Option<&Codecs>) -> TokenStream {
         let Some(g) = &t.gvk else {
             continue;
         };
-        let api_version = if g.group.is_empty() {
-            g.version.clone()
-        } else {
-            format!("{}/{}", g.group, g.version)
-        };
+        let api_version = g.api_version();
         let modules = t.modules.iter().map(|m| ident(m));
         let ty = ident(&t.name);
         let path = quote!(crate:: #(#modules ::)* #ty);

@@ -38,22 +38,16 @@
 // rustfmt. Their docs are the spec's prose, which is not Markdown: its
 // indentation makes no list, its `[0]`/`[*]` are no links, its `<name>`
 // no HTML tags and its URLs are left bare (rustdoc's lints allowed here).
-#[rustfmt::skip]
-#[allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
-#[allow(rustdoc::bare_urls, rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
-pub mod api;
-#[rustfmt::skip]
-#[allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
-#[allow(rustdoc::bare_urls, rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
-pub mod apiextensions_apiserver;
-#[rustfmt::skip]
-#[allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
-#[allow(rustdoc::bare_urls, rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
-pub mod apimachinery;
-#[rustfmt::skip]
-#[allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
-#[allow(rustdoc::bare_urls, rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
-pub mod kube_aggregator;
+macro_rules! generated_modules {
+    ($($name:ident),*) => {$(
+        #[rustfmt::skip]
+        #[allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
+        #[allow(rustdoc::bare_urls, rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+        pub mod $name;
+    )*};
+}
+// `kubeset_codegen::emit::TOP_LEVEL_MODULES`.
+generated_modules!(api, apiextensions_apiserver, apimachinery, kube_aggregator);
 #[cfg(test)]
 mod layout;
 mod object;

@@ -53,19 +53,12 @@ pub fn run(json: &[u8], runs: usize) -> Result<Vec<Record>, Error> {
     let s = time_runs(runs, || decode_k8s_openapi(json).map(drop))?;
     out.push(Record::timed("decode-podlist", "k8s-openapi", items, s).with_bytes(bytes));
 
-    let encoded = |peer: &'static str, r: serde_json::Result<Vec<u8>>| {
-        r.map_err(|source| Error::Json { peer, source })
-    };
     {
         let ours: KubesetPodList = kubeset_rest::from_json(json).map_err(|source| Error::Json {
             peer: "kubeset",
             source,
         })?;
-        let len = encoded("kubeset", serde_json::to_vec(&ours))?.len() as u64;
-        let s = time_runs(runs, || {
-            encoded("kubeset", serde_json::to_vec(&ours)).map(drop)
-        })?;
-        out.push(Record::timed("encode-podlist", "kubeset", items, s).with_bytes(len));
+        out.push(encode_record("kubeset", &ours, items, runs)?);
     }
     {
         let theirs: OpenApiPodList =
@@ -73,11 +66,21 @@ pub fn run(json: &[u8], runs: usize) -> Result<Vec<Record>, Error> {
                 peer: "k8s-openapi",
                 source,
             })?;
-        let len = encoded("k8s-openapi", serde_json::to_vec(&theirs))?.len() as u64;
-        let s = time_runs(runs, || {
-            encoded("k8s-openapi", serde_json::to_vec(&theirs)).map(drop)
-        })?;
-        out.push(Record::timed("encode-podlist", "k8s-openapi", items, s).with_bytes(len));
+        out.push(encode_record("k8s-openapi", &theirs, items, runs)?);
     }
     Ok(out)
+}
+
+/// `peer`'s `encode-podlist` record: `runs` encodes of `list` of `items`
+/// pods, and the length of one.
+fn encode_record<T: serde::Serialize>(
+    peer: &'static str,
+    list: &T,
+    items: u64,
+    runs: usize,
+) -> Result<Record, Error> {
+    let encode = || serde_json::to_vec(list).map_err(|source| Error::Json { peer, source });
+    let len = encode()?.len() as u64;
+    let s = time_runs(runs, || encode().map(drop))?;
+    Ok(Record::timed("encode-podlist", peer, items, s).with_bytes(len))
 }

@@ -21,7 +21,39 @@ pub mod watch_protobuf;
 
 use std::path::PathBuf;
 
+use k8s_openapi::api::core::v1::Pod as KubePod;
+use kube::runtime::{reflector, watcher};
 use serde::Serialize;
+
+/// A kube-rs client of the server at `url` (kube's default config).
+pub(crate) fn kube_client(url: &str) -> Result<kube::Client, Error> {
+    let uri: http::Uri = url.parse().map_err(|source| Error::BadUrl {
+        url: url.to_owned(),
+        source,
+    })?;
+    kube::Client::try_from(kube::Config::new(uri)).map_err(|source| Error::Kube { source })
+}
+
+/// What kube-rs's watcher of Pods yields.
+type KubePodEvent = Result<watcher::Event<KubePod>, watcher::Error>;
+
+/// A kube-rs cache of every Pod at `url`: `kube::runtime::reflector` over
+/// `watcher` with the default `watcher::Config` (a paginated list). The
+/// store, and the events that fill it once polled.
+pub(crate) fn kube_pod_cache(
+    url: &str,
+) -> Result<
+    (
+        reflector::Store<KubePod>,
+        impl futures::Stream<Item = KubePodEvent>,
+    ),
+    Error,
+> {
+    let api = kube::Api::all(kube_client(url)?);
+    let (reader, writer) = reflector::store();
+    let events = reflector(writer, watcher(api, watcher::Config::default()));
+    Ok((reader, events))
+}
 
 /// Everything that can go wrong in a benchmark run.
 #[derive(Debug, thiserror::Error)]

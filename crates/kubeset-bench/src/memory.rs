@@ -107,24 +107,10 @@ pub async fn serve_pods(podlist: &[u8]) -> Result<(), Error> {
     println!("{}", server.url());
     let _ = std::io::stdout().flush();
     let client = kubeset_client(&server.url())?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let mut updates = update_commands();
     let mut generation = 0u64;
     let mut next = 0usize;
-    while let Some(line) = rx.recv().await {
-        let Some(n) = line
-            .strip_prefix("update ")
-            .and_then(|n| n.trim().parse::<usize>().ok())
-        else {
-            continue;
-        };
+    while let Some(n) = updates.recv().await {
         generation += 1;
         for _ in 0..n {
             let Some((ns, name)) = keys.get(next % keys.len().max(1)) else {
@@ -143,6 +129,24 @@ pub async fn serve_pods(podlist: &[u8]) -> Result<(), Error> {
     }
     server.shutdown().await;
     Ok(())
+}
+
+/// The `N` of each `update N` line of stdin (other lines are passed over),
+/// read on a thread of its own; ends when stdin closes.
+pub(crate) fn update_commands() -> tokio::sync::mpsc::UnboundedReceiver<usize> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            let n = line
+                .strip_prefix("update ")
+                .and_then(|n| n.trim().parse::<usize>().ok());
+            if n.is_some_and(|n| tx.send(n).is_err()) {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 /// What a kubeset cache keeps.
@@ -342,16 +346,7 @@ pub async fn cache_kubeset(url: &str, variant: Variant, updates: usize) -> Resul
 /// A kube-rs cache (`kube::runtime::reflector` over `watcher`, default
 /// `watcher::Config`) of every Pod at `url`.
 pub async fn cache_kube(url: &str, updates: usize) -> Result<Record, Error> {
-    use kube::runtime::{reflector as kube_reflector, watcher as kube_watcher};
-    let uri: http::Uri = url.parse().map_err(|source| Error::BadUrl {
-        url: url.to_owned(),
-        source,
-    })?;
-    let client =
-        kube::Client::try_from(kube::Config::new(uri)).map_err(|source| Error::Kube { source })?;
-    let api: kube::Api<k8s_openapi::api::core::v1::Pod> = kube::Api::all(client);
-    let (reader, writer) = kube_reflector::store();
-    let events = kube_reflector(writer, kube_watcher(api, kube_watcher::Config::default()));
+    let (reader, events) = crate::kube_pod_cache(url)?;
     let elapsed = drain(events, updates, Drain::Announce).await?;
     Ok(record("kube-rs", "full", reader.len(), elapsed))
 }

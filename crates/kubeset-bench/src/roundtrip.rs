@@ -83,12 +83,7 @@ fn kubeset_api(url: &str) -> Result<Api<ConfigMap>, Error> {
 }
 
 fn kube_api(url: &str) -> Result<kube::Api<k8s_openapi::api::core::v1::ConfigMap>, Error> {
-    let uri: http::Uri = url.parse().map_err(|source| Error::BadUrl {
-        url: url.to_owned(),
-        source,
-    })?;
-    let client =
-        kube::Client::try_from(kube::Config::new(uri)).map_err(|source| Error::Kube { source })?;
+    let client = crate::kube_client(url)?;
     Ok(kube::Api::namespaced(client, NAMESPACE))
 }
 

@@ -22,7 +22,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::io::{BufRead as _, Write as _};
+use std::io::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -336,23 +336,9 @@ pub async fn serve_scale(path: &Path) -> Result<(), Error> {
     println!("{}", server.url());
     let _ = std::io::stdout().flush();
     let client = crate::memory::kubeset_client_as(&server.url(), WireFormat::Json)?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let mut updates = crate::memory::update_commands();
     let (mut generation, mut next) = (0u64, 0usize);
-    while let Some(line) = rx.recv().await {
-        let Some(n) = line
-            .strip_prefix("update ")
-            .and_then(|n| n.trim().parse::<usize>().ok())
-        else {
-            continue;
-        };
+    while let Some(n) = updates.recv().await {
         generation += 1;
         patch_pods(&client, &keys, &mut next, n, generation).await?;
         println!("updated {n}");
@@ -519,18 +505,9 @@ pub async fn run_kubeset(
 /// A kube-rs cache (`kube::runtime::reflector` over `watcher`, default
 /// `watcher::Config`: a paginated list) of every Pod at `url`.
 pub async fn run_kube(url: &str, updates: usize) -> Result<ScaleRecord, Error> {
-    use kube::runtime::{reflector as kube_reflector, watcher as kube_watcher};
     let base = self_rss_kib();
     let started = Instant::now();
-    let uri: http::Uri = url.parse().map_err(|source| Error::BadUrl {
-        url: url.to_owned(),
-        source,
-    })?;
-    let client =
-        kube::Client::try_from(kube::Config::new(uri)).map_err(|source| Error::Kube { source })?;
-    let api: kube::Api<k8s_openapi::api::core::v1::Pod> = kube::Api::all(client);
-    let (reader, writer) = kube_reflector::store();
-    let events = kube_reflector(writer, kube_watcher(api, kube_watcher::Config::default()));
+    let (reader, events) = crate::kube_pod_cache(url)?;
     let followed = follow(events, started, updates).await?;
     Ok(finish(
         "kube-rs",

@@ -124,7 +124,7 @@ async fn both_clients_read_the_configmap_from_the_embedded_server() {
 /// second patch of a pod in one round sets the same annotation, a no-op
 /// with no event.)
 #[test]
-fn the_two_controller_memory_rows_run_as_xtask_runs_them() {
+fn the_two_controller_and_kube_rs_memory_rows_run_as_xtask_runs_them() {
     use std::io::{BufRead as _, BufReader, Write as _};
     use std::process::Stdio;
 
@@ -146,9 +146,13 @@ fn the_two_controller_memory_rows_run_as_xtask_runs_them() {
     server_out.read_line(&mut url).unwrap();
     let url = url.trim().to_owned();
     assert!(url.starts_with("http://"), "{url}");
-    for variant in ["two-caches", "shared"] {
+    for (peer, variant) in [
+        ("kubeset", "two-caches"),
+        ("kubeset", "shared"),
+        ("kube-rs", "full"),
+    ] {
         let mut cache = Command::new(bin)
-            .args(["cache", &url, "kubeset", variant, "20"])
+            .args(["cache", &url, peer, variant, "20"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -166,18 +170,21 @@ fn the_two_controller_memory_rows_run_as_xtask_runs_them() {
         let done = cache.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&done.stderr);
         assert!(done.status.success(), "{variant}: {stderr}");
-        let watches = if variant == "shared" {
-            "1 watch(es)"
-        } else {
-            "2 watch(es)"
-        };
-        assert!(
-            stderr.contains(&format!("two controllers over {watches}")),
-            "{variant}: {stderr}"
-        );
+        if peer == "kubeset" {
+            let watches = if variant == "shared" {
+                "1 watch(es)"
+            } else {
+                "2 watch(es)"
+            };
+            assert!(
+                stderr.contains(&format!("two controllers over {watches}")),
+                "{variant}: {stderr}"
+            );
+        }
         let records: serde_json::Value = serde_json::from_str(&rest).unwrap();
         let r = &records[0];
         assert_eq!(r["bench"], "cache-memory");
+        assert_eq!(r["impl"], peer);
         assert_eq!(r["variant"], variant);
         assert_eq!(r["items"], 30, "{r}");
         assert!(r["peak_rss_kib"].as_f64().is_some_and(|k| k > 0.0), "{r}");

@@ -138,37 +138,43 @@ pub struct SerdeContainer {
     pub default: bool,
 }
 
-/// `rename = "x"` or `rename(serialize = "x", deserialize = "y")`: the
-/// serialized name is the one in the schema.
-fn name_value(meta: &ParseNestedMeta<'_>) -> syn::Result<String> {
+/// `key = "x"` or `key(serialize = "x", deserialize = "y")`: the
+/// serialized side is the one in the schema.
+fn serialized(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
     if meta.input.peek(syn::Token![=]) {
-        let lit: LitStr = meta.value()?.parse()?;
-        return Ok(lit.value());
+        return meta.value()?.parse();
     }
     let mut out = None;
     meta.parse_nested_meta(|inner| {
         let lit: LitStr = inner.value()?.parse()?;
         if inner.path.is_ident("serialize") {
-            out = Some(lit.value());
+            out = Some(lit);
         }
         Ok(())
     })?;
     out.ok_or_else(|| meta.error("give `serialize = \"...\"`"))
 }
 
+/// `rename = "x"` or `rename(serialize = "x", …)`: the serialized name.
+fn name_value(meta: &ParseNestedMeta<'_>) -> syn::Result<String> {
+    Ok(serialized(meta)?.value())
+}
+
+/// `rename_all = "camelCase"` or `rename_all(serialize = "…", …)`.
 fn rename_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<RenameRule> {
-    if meta.input.peek(syn::Token![=]) {
-        return RenameRule::parse(&meta.value()?.parse()?);
+    RenameRule::parse(&serialized(meta)?)
+}
+
+/// Calls `f` with each key of every `#[name(...)]` attribute in `attrs`.
+fn each_key(
+    attrs: &[Attribute],
+    name: &str,
+    mut f: impl FnMut(ParseNestedMeta<'_>) -> syn::Result<()>,
+) -> syn::Result<()> {
+    for attr in attrs.iter().filter(|a| a.path().is_ident(name)) {
+        attr.parse_nested_meta(&mut f)?;
     }
-    let mut out = None;
-    meta.parse_nested_meta(|inner| {
-        let lit: LitStr = inner.value()?.parse()?;
-        if inner.path.is_ident("serialize") {
-            out = Some(RenameRule::parse(&lit)?);
-        }
-        Ok(())
-    })?;
-    out.ok_or_else(|| meta.error("give `serialize = \"...\"`"))
+    Ok(())
 }
 
 /// Skips the value of a serde key we do not need.
@@ -191,60 +197,56 @@ fn key(meta: &ParseNestedMeta<'_>) -> String {
 /// Reads `#[serde(...)]` of a field or variant.
 pub fn serde_item(attrs: &[Attribute]) -> syn::Result<SerdeItem> {
     let mut out = SerdeItem::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        attr.parse_nested_meta(|meta| {
-            match key(&meta).as_str() {
-                "rename" => out.rename = Some(name_value(&meta)?),
-                "rename_all" => out.rename_all = Some(rename_rule(&meta)?),
-                "default" => {
-                    out.default = true;
-                    skip_value(&meta)?;
-                }
-                "skip" | "skip_serializing" => out.skip = true,
-                "skip_deserializing" => out.skip_deserializing = true,
-                "skip_serializing_if" => {
-                    out.skip_serializing_if = true;
-                    skip_value(&meta)?;
-                }
-                "flatten" => out.flatten = true,
-                "untagged" => out.untagged = true,
-                "with" | "serialize_with" => {
-                    out.with = Some(
-                        meta.path
-                            .get_ident()
-                            .map_or_else(proc_macro2::Span::call_site, proc_macro2::Ident::span),
-                    );
-                    skip_value(&meta)?;
-                }
-                _ => skip_value(&meta)?,
+    each_key(attrs, "serde", |meta| {
+        match key(&meta).as_str() {
+            "rename" => out.rename = Some(name_value(&meta)?),
+            "rename_all" => out.rename_all = Some(rename_rule(&meta)?),
+            "default" => {
+                out.default = true;
+                skip_value(&meta)?;
             }
-            Ok(())
-        })?;
-    }
+            "skip" | "skip_serializing" => out.skip = true,
+            "skip_deserializing" => out.skip_deserializing = true,
+            "skip_serializing_if" => {
+                out.skip_serializing_if = true;
+                skip_value(&meta)?;
+            }
+            "flatten" => out.flatten = true,
+            "untagged" => out.untagged = true,
+            "with" | "serialize_with" => {
+                out.with = Some(
+                    meta.path
+                        .get_ident()
+                        .map_or_else(proc_macro2::Span::call_site, proc_macro2::Ident::span),
+                );
+                skip_value(&meta)?;
+            }
+            _ => skip_value(&meta)?,
+        }
+        Ok(())
+    })?;
     Ok(out)
 }
 
 /// Reads `#[serde(...)]` of a struct or enum.
 pub fn serde_container(attrs: &[Attribute]) -> syn::Result<SerdeContainer> {
     let mut out = SerdeContainer::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        attr.parse_nested_meta(|meta| {
-            match key(&meta).as_str() {
-                "rename_all" => out.rename_all = Some(rename_rule(&meta)?),
-                "rename_all_fields" => out.rename_all_fields = Some(rename_rule(&meta)?),
-                "tag" => out.tag = Some(name_value(&meta)?),
-                "content" => out.content = Some(name_value(&meta)?),
-                "untagged" => out.untagged = true,
-                "transparent" => out.transparent = true,
-                "default" => {
-                    out.default = true;
-                    skip_value(&meta)?;
-                }
-                _ => skip_value(&meta)?,
+    each_key(attrs, "serde", |meta| {
+        match key(&meta).as_str() {
+            "rename_all" => out.rename_all = Some(rename_rule(&meta)?),
+            "rename_all_fields" => out.rename_all_fields = Some(rename_rule(&meta)?),
+            "tag" => out.tag = Some(name_value(&meta)?),
+            "content" => out.content = Some(name_value(&meta)?),
+            "untagged" => out.untagged = true,
+            "transparent" => out.transparent = true,
+            "default" => {
+                out.default = true;
+                skip_value(&meta)?;
             }
-            Ok(())
-        })?;
-    }
+            _ => skip_value(&meta)?,
+        }
+        Ok(())
+    })?;
     if out.untagged && out.tag.is_some() {
         return Err(syn::Error::new(
             proc_macro2::Span::call_site(),
@@ -368,83 +370,82 @@ pub fn schema_attrs(attrs: &[Attribute], krate: &Path) -> syn::Result<SchemaAttr
     let mut out = SchemaAttrs::default();
     let mut int_or_string: Option<proc_macro2::Span> = None;
     let mut typed_edit = false;
-    for attr in attrs.iter().filter(|a| a.path().is_ident("schema")) {
-        attr.parse_nested_meta(|meta| {
-            let k = key(&meta);
-            let edit = match k.as_str() {
-                "crate" => {
-                    let lit: LitStr = meta.value()?.parse()?;
-                    out.krate = Some(lit.parse()?);
-                    return Ok(());
-                }
-                "with" => {
-                    let lit: LitStr = meta.value()?.parse()?;
-                    out.with = Some(lit.parse()?);
-                    return Ok(());
-                }
-                "description" => {
-                    let lit: LitStr = meta.value()?.parse()?;
-                    out.description = Some(lit.value());
-                    return Ok(());
-                }
-                "pattern" | "format" | "list_type" | "map_type" => {
-                    let lit: LitStr = meta.value()?.parse()?;
-                    typed_edit |= k == "pattern" || k == "format";
-                    let field = syn::Ident::new(
-                        match k.as_str() {
-                            "pattern" => "pattern",
-                            "format" => "format",
-                            "list_type" => "x_kubernetes_list_type",
-                            _ => "x_kubernetes_map_type",
-                        },
-                        meta.path.span(),
-                    );
-                    quote!(s.#field = Some(#lit.to_owned());)
-                }
-                "min_length" | "max_length" | "min_items" | "max_items" | "min_properties"
-                | "max_properties" => {
-                    let lit: syn::LitInt = meta.value()?.parse()?;
-                    let n = lit.base10_parse::<i64>()?;
-                    let field = syn::Ident::new(&k, meta.path.span());
-                    quote!(s.#field = Some(#n);)
-                }
-                "minimum" | "maximum" | "multiple_of" => {
-                    let n = number(&meta)?;
-                    typed_edit = true;
-                    let field = syn::Ident::new(&k, meta.path.span());
-                    quote!(s.#field = Some(#n);)
-                }
-                "unique_items" => {
-                    return Err(meta.error(
+    each_key(attrs, "schema", |meta| {
+        let k = key(&meta);
+        let edit = match k.as_str() {
+            "crate" => {
+                let lit: LitStr = meta.value()?.parse()?;
+                out.krate = Some(lit.parse()?);
+                return Ok(());
+            }
+            "with" => {
+                let lit: LitStr = meta.value()?.parse()?;
+                out.with = Some(lit.parse()?);
+                return Ok(());
+            }
+            "description" => {
+                let lit: LitStr = meta.value()?.parse()?;
+                out.description = Some(lit.value());
+                return Ok(());
+            }
+            "pattern" | "format" | "list_type" | "map_type" => {
+                let lit: LitStr = meta.value()?.parse()?;
+                typed_edit |= k == "pattern" || k == "format";
+                let field = syn::Ident::new(
+                    match k.as_str() {
+                        "pattern" => "pattern",
+                        "format" => "format",
+                        "list_type" => "x_kubernetes_list_type",
+                        _ => "x_kubernetes_map_type",
+                    },
+                    meta.path.span(),
+                );
+                quote!(s.#field = Some(#lit.to_owned());)
+            }
+            "min_length" | "max_length" | "min_items" | "max_items" | "min_properties"
+            | "max_properties" => {
+                let lit: syn::LitInt = meta.value()?.parse()?;
+                let n = lit.base10_parse::<i64>()?;
+                let field = syn::Ident::new(&k, meta.path.span());
+                quote!(s.#field = Some(#n);)
+            }
+            "minimum" | "maximum" | "multiple_of" => {
+                let n = number(&meta)?;
+                typed_edit = true;
+                let field = syn::Ident::new(&k, meta.path.span());
+                quote!(s.#field = Some(#n);)
+            }
+            "unique_items" => {
+                return Err(meta.error(
                         "the API server forbids `uniqueItems` (quadratic cost): use `list_type = \"set\"`",
                     ));
-                }
-                "exclusive_minimum" | "exclusive_maximum" | "nullable" => {
-                    let field = syn::Ident::new(&k, meta.path.span());
-                    quote!(s.#field = Some(true);)
-                }
-                "preserve_unknown_fields" => {
-                    quote!(s.x_kubernetes_preserve_unknown_fields = Some(true);)
-                }
-                "embedded_resource" => quote!(s.x_kubernetes_embedded_resource = Some(true);),
-                "int_or_string" => {
-                    int_or_string = Some(meta.path.span());
-                    quote!(s = #krate::schema::int_or_string();)
-                }
-                "map_keys" => {
-                    let keys = str_list(&meta)?;
-                    quote!(s.x_kubernetes_list_map_keys = Some(vec![#(#keys.to_owned()),*]);)
-                }
-                "enum" => {
-                    let values = lit_list(&meta)?
-                        .iter()
-                        .map(|l| lit_value(l, krate))
-                        .collect::<syn::Result<Vec<_>>>()?;
-                    quote!(s.enum_ = Some(vec![#(#values),*]);)
-                }
-                "validation" => cel(&meta, krate)?,
-                _ => {
-                    return Err(meta.error(
+            }
+            "exclusive_minimum" | "exclusive_maximum" | "nullable" => {
+                let field = syn::Ident::new(&k, meta.path.span());
+                quote!(s.#field = Some(true);)
+            }
+            "preserve_unknown_fields" => {
+                quote!(s.x_kubernetes_preserve_unknown_fields = Some(true);)
+            }
+            "embedded_resource" => quote!(s.x_kubernetes_embedded_resource = Some(true);),
+            "int_or_string" => {
+                int_or_string = Some(meta.path.span());
+                quote!(s = #krate::schema::int_or_string();)
+            }
+            "map_keys" => {
+                let keys = str_list(&meta)?;
+                quote!(s.x_kubernetes_list_map_keys = Some(vec![#(#keys.to_owned()),*]);)
+            }
+            "enum" => {
+                let values = lit_list(&meta)?
+                    .iter()
+                    .map(|l| lit_value(l, krate))
+                    .collect::<syn::Result<Vec<_>>>()?;
+                quote!(s.enum_ = Some(vec![#(#values),*]);)
+            }
+            "validation" => cel(&meta, krate)?,
+            _ => {
+                return Err(meta.error(
                         "unknown key: expected one of `pattern`, `format`, `min_length`, `max_length`, \
                          `minimum`, `maximum`, `exclusive_minimum`, `exclusive_maximum`, `multiple_of`, \
                          `min_items`, `max_items`, `min_properties`, `max_properties`, \
@@ -452,12 +453,11 @@ pub fn schema_attrs(attrs: &[Attribute], krate: &Path) -> syn::Result<SchemaAttr
                          `int_or_string`, `preserve_unknown_fields`, `embedded_resource`, `with`, \
                          `description`, `crate`",
                     ));
-                }
-            };
-            out.edits.push(edit);
-            Ok(())
-        })?;
-    }
+            }
+        };
+        out.edits.push(edit);
+        Ok(())
+    })?;
     if let Some(span) = int_or_string.filter(|_| typed_edit || out.with.is_some()) {
         return Err(syn::Error::new(
             span,
@@ -472,17 +472,15 @@ pub fn schema_attrs(attrs: &[Attribute], krate: &Path) -> syn::Result<SchemaAttr
 /// `::kubeset`), read before the other keys, whose code names it.
 pub fn schema_crate(attrs: &[Attribute]) -> syn::Result<Path> {
     let mut krate = None;
-    for attr in attrs.iter().filter(|a| a.path().is_ident("schema")) {
-        attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("crate") {
-                let lit: LitStr = meta.value()?.parse()?;
-                krate = Some(lit.parse()?);
-                Ok(())
-            } else {
-                skip_value(&meta)
-            }
-        })?;
-    }
+    each_key(attrs, "schema", |meta| {
+        if meta.path.is_ident("crate") {
+            let lit: LitStr = meta.value()?.parse()?;
+            krate = Some(lit.parse()?);
+            Ok(())
+        } else {
+            skip_value(&meta)
+        }
+    })?;
     Ok(krate.unwrap_or_else(|| syn::parse_quote!(::kubeset)))
 }
 

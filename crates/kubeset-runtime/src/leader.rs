@@ -447,19 +447,28 @@ impl LeaderElector {
             spec: Some(self.spec(lease.spec.as_ref())),
             metadata,
         };
-        let replaced = self
-            .bounded(
-                "update",
-                self.api
-                    .replace(&self.config.name, &PostParams::default(), &updated),
-            )
-            .await?;
-        match replaced {
-            Ok(new) => {
+        match self.replace(&updated).await? {
+            Some(new) => {
                 self.observed = Some((Record::of(&new), Instant::now()));
                 Ok(true)
             }
-            Err(e) if e.is_conflict() || e.is_not_found() => Ok(false),
+            None => Ok(false),
+        }
+    }
+
+    /// Writes `lease` over the stored one: the stored Lease, or `None`
+    /// when another candidate wrote it first (a conflict) or it is gone.
+    async fn replace(&self, lease: &Lease) -> Result<Option<Lease>, LeaderError> {
+        let put = self
+            .bounded(
+                "update",
+                self.api
+                    .replace(&self.config.name, &PostParams::default(), lease),
+            )
+            .await?;
+        match put {
+            Ok(new) => Ok(Some(new)),
+            Err(e) if e.is_conflict() || e.is_not_found() => Ok(None),
             Err(e) => Err(self.err("update", e)),
         }
     }
@@ -493,18 +502,8 @@ impl LeaderElector {
             }),
             metadata: lease.metadata,
         };
-        let put = self
-            .bounded(
-                "update",
-                self.api
-                    .replace(&self.config.name, &PostParams::default(), &released),
-            )
-            .await?;
-        match put {
-            Ok(_) => Ok(()),
-            Err(e) if e.is_conflict() || e.is_not_found() => Ok(()),
-            Err(e) => Err(self.err("update", e)),
-        }
+        // Released, or another candidate holds it now: either is done.
+        self.replace(&released).await.map(drop)
     }
 
     fn jittered_retry(&self) -> Duration {

@@ -459,40 +459,31 @@ impl Inline<'_> {
     }
 }
 
-impl ser::SerializeStruct for Inline<'_> {
-    type Ok = ();
-    type Error = Never;
+/// The struct and struct variant parts of [`Inline`]: each field by name.
+macro_rules! named_fields {
+    ($($tr:ident),*) => {
+        $(impl ser::$tr for Inline<'_> {
+            type Ok = ();
+            type Error = Never;
 
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Never> {
-        self.field(key, value)
-    }
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), Never> {
+                self.field(key, value)
+            }
 
-    fn end(self) -> Result<(), Never> {
-        self.leave()
-    }
+            fn end(self) -> Result<(), Never> {
+                self.leave()
+            }
+        })*
+    };
 }
 
-impl ser::SerializeStructVariant for Inline<'_> {
-    type Ok = ();
-    type Error = Never;
+named_fields!(SerializeStruct, SerializeStructVariant);
 
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Never> {
-        self.field(key, value)
-    }
-
-    fn end(self) -> Result<(), Never> {
-        self.leave()
-    }
-}
-
+/// The tuple parts of [`Inline`]: fields without names.
 macro_rules! unnamed_fields {
     ($($tr:ident :: $m:ident),*) => {
         $(impl ser::$tr for Inline<'_> {

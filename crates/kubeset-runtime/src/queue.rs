@@ -148,12 +148,18 @@ impl WorkQueue {
             self.mark_dirty(key, priority);
             return;
         }
-        let mut priority = priority;
-        if let Some((at, seq, p)) = self.delayed_at.remove(&key) {
-            self.delayed.remove(&(at, seq));
-            priority = priority.max(p);
-        }
+        let priority = self
+            .undelay(&key)
+            .map_or(priority, |(_, p)| priority.max(p));
         self.make_ready(key, priority, Instant::now());
+    }
+
+    /// Takes `key` out of the delayed keys: when it was there, its time
+    /// and priority.
+    fn undelay(&mut self, key: &ObjectKey) -> Option<(Instant, Priority)> {
+        let (at, seq, priority) = self.delayed_at.remove(key)?;
+        self.delayed.remove(&(at, seq));
+        Some((at, priority))
     }
 
     fn mark_dirty(&mut self, key: ObjectKey, priority: Priority) {
@@ -205,11 +211,9 @@ impl WorkQueue {
             self.mark_dirty(key, priority);
             return;
         }
-        let mut priority = priority;
-        if let Some((prev, seq, p)) = self.delayed_at.remove(&key) {
-            self.delayed.remove(&(prev, seq));
-            priority = priority.max(p);
-        }
+        let priority = self
+            .undelay(&key)
+            .map_or(priority, |(_, p)| priority.max(p));
         self.delay(key, at, priority);
     }
 
@@ -237,13 +241,10 @@ impl WorkQueue {
             *p = (*p).max(priority);
             return;
         }
-        let mut priority = priority;
-        let mut at = at;
-        if let Some((prev, seq, p)) = self.delayed_at.remove(&key) {
-            self.delayed.remove(&(prev, seq));
-            priority = priority.max(p);
-            at = at.min(prev);
-        }
+        let (at, priority) = match self.undelay(&key) {
+            Some((prev, p)) => (at.min(prev), priority.max(p)),
+            None => (at, priority),
+        };
         self.delay(key, at, priority);
     }
 

@@ -163,6 +163,13 @@ struct Counters {
     budget: Option<MemoryBudget>,
 }
 
+/// Sets `counter` to `f` of its value (relaxed, as every use of the
+/// counters: they are figures to read, ordering nothing).
+fn update(counter: &AtomicU64, f: impl Fn(u64) -> u64) {
+    // The closure always answers `Some`: the update cannot fail.
+    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| Some(f(n)));
+}
+
 impl Drop for Counters {
     fn drop(&mut self) {
         if let Some(b) = &self.budget {
@@ -509,16 +516,8 @@ impl<K> Drop for Writer<K> {
             budget.release(self.building_extra);
         }
         let (extra, new) = (self.building_extra, self.building_new);
-        let _ = c
-            .bytes
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                Some(n.saturating_sub(extra))
-            });
-        let _ = c
-            .objects
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                Some(n.saturating_sub(new))
-            });
+        update(&c.bytes, |n| n.saturating_sub(extra));
+        update(&c.objects, |n| n.saturating_sub(new));
     }
 }
 
@@ -628,16 +627,8 @@ impl<K: Resource + 'static> Writer<K> {
                 budget.release(sub - add);
             }
         }
-        let _ = c
-            .objects
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                Some(n.saturating_add_signed(objects))
-            });
-        let _ = c
-            .bytes
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                Some((n + add).saturating_sub(sub))
-            });
+        update(&c.objects, |n| n.saturating_add_signed(objects));
+        update(&c.bytes, |n| (n + add).saturating_sub(sub));
         Ok(())
     }
 

@@ -1,9 +1,8 @@
 //! The measuring rows: each runs the benchmark binaries (ours and the
 //! peers') and returns their records.
 
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -125,8 +124,7 @@ pub(super) fn memory(
     let mut all = Vec::new();
     for (name, args) in cases {
         let what = format!("cache: {name} {}", args.last().unwrap_or(&"full"));
-        eprintln!("=== xtask bench: {what}");
-        let mut cmd = if name == "client-go" {
+        let cmd = if name == "client-go" {
             // kubeset-bench-go cache URL UPDATES [protobuf]
             let mut c = Command::new(go);
             c.arg("cache")
@@ -142,35 +140,7 @@ pub(super) fn memory(
                 .arg(updates.to_string());
             c
         };
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| format!("{what}: cannot start: {e}"))?;
-        let mut out = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        let mut line = String::new();
-        out.read_line(&mut line)?;
-        if line.trim() != "synced" {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("{what}: printed {line:?} before syncing").into());
-        }
-        let answer = server.ask(&format!("update {updates}"))?;
-        if answer != format!("updated {updates}") {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("{what}: server answered {answer:?}").into());
-        }
-        let mut rest = String::new();
-        std::io::Read::read_to_string(&mut out, &mut rest)?;
-        let status = child.wait()?;
-        if !status.success() {
-            return Err(format!("{what} failed ({status})").into());
-        }
-        match serde_json::from_str(&rest)? {
-            Value::Array(v) => all.extend(v),
-            _ => return Err(format!("{what}: output is not a JSON array").into()),
-        }
+        all.extend(server.run_client(cmd, updates, &what)?);
     }
     Ok(all)
 }

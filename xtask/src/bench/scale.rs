@@ -27,9 +27,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -120,45 +119,6 @@ fn podlist(root: &Path, data: &Path, n: usize) -> Result<PathBuf, Error> {
     Ok(file)
 }
 
-/// One client against `server`: start it, wait for `synced`, have the
-/// server patch `updates` pods, read its records.
-fn client(
-    mut cmd: Command,
-    server: &mut Server,
-    updates: usize,
-    what: &str,
-) -> Result<Vec<Value>, Error> {
-    eprintln!("=== xtask bench: {what}");
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("{what}: cannot start: {e}"))?;
-    let mut out = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-    let mut line = String::new();
-    out.read_line(&mut line)?;
-    let answer = if line.trim() == "synced" {
-        server.ask(&format!("update {updates}"))?
-    } else {
-        format!("(client printed {line:?} before syncing)")
-    };
-    if answer != format!("updated {updates}") {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(format!("{what}: {answer}").into());
-    }
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut out, &mut rest)?;
-    let status = child.wait()?;
-    if !status.success() {
-        return Err(format!("{what} failed ({status})").into());
-    }
-    match serde_json::from_str(&rest)? {
-        Value::Array(v) => Ok(v),
-        _ => Err(format!("{what}: output is not a JSON array").into()),
-    }
-}
-
 /// The chosen clients at `n` pods against one seeded server process;
 /// each kubeset client after its empty-cache run.
 fn one_size(
@@ -202,13 +162,14 @@ fn one_size(
         let empty = if args.first() == Some(&"kubeset") {
             let mut cmd = command(0);
             cmd.env(EMPTY_CACHE_ENV, "1");
-            client(cmd, &mut server, 0, &format!("{what}, empty cache"))?
+            server
+                .run_client(cmd, 0, &format!("{what}, empty cache"))?
                 .into_iter()
                 .next()
         } else {
             None
         };
-        let records = client(command(n), &mut server, n, &what)?;
+        let records = server.run_client(command(n), n, &what)?;
         all.extend(records.into_iter().map(|r| with_empty(r, empty.as_ref())));
     }
     Ok(all)

@@ -104,6 +104,15 @@ pub struct Event {
     pub secondary: Option<ObjectReference>,
 }
 
+impl Event {
+    /// The note as written in either Event API: cut to [`NOTE_LIMIT`] bytes.
+    fn written_note(&self) -> Option<String> {
+        self.note
+            .as_deref()
+            .map(|n| truncate(n, NOTE_LIMIT).to_owned())
+    }
+}
+
 /// Who reports: `reportingController` (`example.com/web-controller`) and
 /// `reportingInstance` (kube-rs's `events::Reporter`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -392,10 +401,7 @@ impl Recorder {
             metadata: meta(namespace, name),
             action: Some(ev.action.clone()),
             reason: Some(ev.reason.clone()),
-            note: ev
-                .note
-                .as_deref()
-                .map(|n| truncate(n, NOTE_LIMIT).to_owned()),
+            note: ev.written_note(),
             type_: Some(ev.type_.as_str().to_owned()),
             regarding: Some(reference.clone()),
             related: ev.secondary.clone(),
@@ -425,10 +431,7 @@ impl Recorder {
             related: ev.secondary.clone(),
             action: Some(ev.action.clone()),
             reason: Some(ev.reason.clone()),
-            message: ev
-                .note
-                .as_deref()
-                .map(|n| truncate(n, NOTE_LIMIT).to_owned()),
+            message: ev.written_note(),
             type_: Some(ev.type_.as_str().to_owned()),
             reporting_component: Some(self.reporter.controller.clone()),
             reporting_instance: Some(self.instance.clone()),
@@ -487,4 +490,28 @@ fn unix_nanos() -> u128 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_written_note_is_cut_to_the_limit() {
+        let event = |note: Option<String>| Event {
+            type_: EventType::Normal,
+            reason: "Tested".into(),
+            note,
+            action: "Test".into(),
+            secondary: None,
+        };
+        let long = "é".repeat(NOTE_LIMIT);
+        let written = event(Some(long.clone())).written_note().unwrap();
+        assert_eq!(written, &long[..NOTE_LIMIT]);
+        assert_eq!(
+            event(Some("short".into())).written_note().as_deref(),
+            Some("short")
+        );
+        assert_eq!(event(None).written_note(), None);
+    }
 }

@@ -61,30 +61,22 @@ pub async fn set_ca_bundle<K: WebhookConfiguration>(
     name: &str,
     ca_pem: &str,
 ) -> Result<K, WebhookError> {
-    let err = |source| WebhookError::Register {
-        kind: K::KIND,
-        name: name.to_owned(),
-        source: Box::new(source),
-    };
-    let api: Api<K> = Api::all(client.clone());
-    let current = api.get(name).await.map_err(err)?;
-    let bundle = serde_json::to_value(ByteString(ca_pem.as_bytes().to_vec()))
-        .unwrap_or(serde_json::Value::Null);
-    let mut ops = vec![serde_json::json!({
-        "op": "test",
-        "path": "/metadata/resourceVersion",
-        "value": current.metadata().resource_version,
-    })];
-    for i in 0..current.webhook_count() {
-        ops.push(serde_json::json!({
-            "op": "add",
-            "path": format!("/webhooks/{i}/clientConfig/caBundle"),
-            "value": bundle,
-        }));
-    }
-    api.patch(name, &PatchParams::default(), &Patch::Json(ops))
-        .await
-        .map_err(err)
+    patch_ca_bundle(client, name, ca_pem, |current: &K, bundle| {
+        let mut ops = vec![serde_json::json!({
+            "op": "test",
+            "path": "/metadata/resourceVersion",
+            "value": current.metadata().resource_version,
+        })];
+        for i in 0..current.webhook_count() {
+            ops.push(serde_json::json!({
+                "op": "add",
+                "path": format!("/webhooks/{i}/clientConfig/caBundle"),
+                "value": bundle,
+            }));
+        }
+        Ok(ops)
+    })
+    .await
 }
 
 /// Sets `spec.conversion.webhook.clientConfig.caBundle` of the CRD `name`
@@ -113,45 +105,69 @@ pub async fn set_conversion_ca_bundle(
     name: &str,
     ca_pem: &str,
 ) -> Result<CustomResourceDefinition, WebhookError> {
+    patch_ca_bundle(
+        client,
+        name,
+        ca_pem,
+        |current: &CustomResourceDefinition, bundle| {
+            let webhook = current
+                .spec
+                .conversion
+                .as_ref()
+                .filter(|c| c.strategy == "Webhook")
+                .and_then(|c| c.webhook.as_ref());
+            let Some(webhook) = webhook else {
+                return Err(WebhookError::NoConversionWebhook {
+                    name: name.to_owned(),
+                });
+            };
+            // Guarded by the strategy, not the resourceVersion: the CRD's
+            // controllers write its status right after it is created.
+            let mut ops = vec![serde_json::json!({
+                "op": "test",
+                "path": "/spec/conversion/strategy",
+                "value": "Webhook",
+            })];
+            if webhook.client_config.is_none() {
+                ops.push(serde_json::json!({
+                    "op": "add",
+                    "path": "/spec/conversion/webhook/clientConfig",
+                    "value": {},
+                }));
+            }
+            ops.push(serde_json::json!({
+                "op": "add",
+                "path": "/spec/conversion/webhook/clientConfig/caBundle",
+                "value": bundle,
+            }));
+            Ok(ops)
+        },
+    )
+    .await
+}
+
+/// Reads the cluster-scoped object `name`, has `ops` write the JSON patch
+/// that puts `ca_pem` (as `caBundle` bytes: base64 in JSON) into it, and
+/// applies the patch; answers the stored object.
+async fn patch_ca_bundle<K>(
+    client: &Client,
+    name: &str,
+    ca_pem: &str,
+    ops: impl FnOnce(&K, serde_json::Value) -> Result<Vec<serde_json::Value>, WebhookError>,
+) -> Result<K, WebhookError>
+where
+    K: Resource + Serialize + DeserializeOwned + Clone + std::fmt::Debug + Send + 'static,
+{
     let err = |source| WebhookError::Register {
-        kind: CustomResourceDefinition::KIND,
+        kind: K::KIND,
         name: name.to_owned(),
         source: Box::new(source),
     };
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let api: Api<K> = Api::all(client.clone());
     let current = api.get(name).await.map_err(err)?;
-    let webhook = current
-        .spec
-        .conversion
-        .as_ref()
-        .filter(|c| c.strategy == "Webhook")
-        .and_then(|c| c.webhook.as_ref());
-    let Some(webhook) = webhook else {
-        return Err(WebhookError::NoConversionWebhook {
-            name: name.to_owned(),
-        });
-    };
     let bundle = serde_json::to_value(ByteString(ca_pem.as_bytes().to_vec()))
         .unwrap_or(serde_json::Value::Null);
-    // Guarded by the strategy, not the resourceVersion: the CRD's
-    // controllers write its status right after it is created.
-    let mut ops = vec![serde_json::json!({
-        "op": "test",
-        "path": "/spec/conversion/strategy",
-        "value": "Webhook",
-    })];
-    if webhook.client_config.is_none() {
-        ops.push(serde_json::json!({
-            "op": "add",
-            "path": "/spec/conversion/webhook/clientConfig",
-            "value": {},
-        }));
-    }
-    ops.push(serde_json::json!({
-        "op": "add",
-        "path": "/spec/conversion/webhook/clientConfig/caBundle",
-        "value": bundle,
-    }));
+    let ops = ops(&current, bundle)?;
     api.patch(name, &PatchParams::default(), &Patch::Json(ops))
         .await
         .map_err(err)
