@@ -248,10 +248,19 @@ mod tests {
         let bare = r##"{"$ref":"#/components/schemas/B"}"##;
         let wrapped = r##"{"allOf":[{"$ref":"#/components/schemas/B"}],"description":"b"}"##;
         let other = r##"{"allOf":[{"$ref":"#/components/schemas/C"}]}"##;
-        let merged = merge(vec![("v1.1".into(), input(bare)), ("v1.2".into(), input(wrapped))]);
-        assert_eq!(merged.unwrap().definitions["A"].properties["x"].referenced(), Some("B"));
+        let merged = merge(vec![
+            ("v1.1".into(), input(bare)),
+            ("v1.2".into(), input(wrapped)),
+        ]);
+        assert_eq!(
+            merged.unwrap().definitions["A"].properties["x"].referenced(),
+            Some("B")
+        );
         assert!(matches!(
-            merge(vec![("v1.1".into(), input(bare)), ("v1.2".into(), input(other))]),
+            merge(vec![
+                ("v1.1".into(), input(bare)),
+                ("v1.2".into(), input(other))
+            ]),
             Err(CodegenError::VersionConflict { .. })
         ));
     }

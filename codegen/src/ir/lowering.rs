@@ -46,7 +46,10 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
             _ => None,
         };
         let resource = gvk.as_ref().and_then(|g| {
-            let meta = schema.properties.get("metadata").and_then(Schema::referenced);
+            let meta = schema
+                .properties
+                .get("metadata")
+                .and_then(Schema::referenced);
             if meta != Some("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta") {
                 return None;
             }

@@ -167,7 +167,10 @@ pub fn subresource_operations(input: &Input) -> Vec<SubresourceOperation> {
                     },
                 );
             }
-            let request = op.request_schema().and_then(Schema::referenced).map(str::to_owned);
+            let request = op
+                .request_schema()
+                .and_then(Schema::referenced)
+                .map(str::to_owned);
             let response = match op.ok_schema() {
                 Some(schema) => match schema.referenced() {
                     Some(r) => OperationResponse::Definition(r.to_owned()),
