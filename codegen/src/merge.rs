@@ -4,7 +4,9 @@
 //! which version has what (see [`crate::versions`]).
 //!
 //! No property changes type between the merged versions (checked: the
-//! merge refuses a property whose schema differs in type). Whether a
+//! merge refuses a property whose schema differs in type or in the
+//! definition it refers to, a bare `$ref` and v3's one-entry `allOf` of it
+//! being the same reference: v1.37 wraps `IngressRule.http`'s). Whether a
 //! property is required does change (v1.36 requires `CronJob.spec` and no
 //! longer `TokenRequest.spec`): the merged schema requires a property only
 //! where every version that has it does, and [`Versions::required`] keeps
@@ -91,7 +93,7 @@ pub fn merge(inputs: Vec<(String, Input)>) -> Result<Input, CodegenError> {
 fn add_properties(name: &str, merged: &mut Schema, older: &Schema) -> Result<(), CodegenError> {
     for (prop, schema) in &older.properties {
         match merged.properties.get(prop) {
-            Some(m) if m.ty != schema.ty || m.reference != schema.reference => {
+            Some(m) if m.ty != schema.ty || m.referenced() != schema.referenced() => {
                 return Err(CodegenError::VersionConflict {
                     definition: name.to_owned(),
                     property: prop.clone(),
@@ -226,6 +228,39 @@ mod tests {
         assert_eq!(required("now"), Some(vec!["v1.2".to_owned()]));
         assert_eq!(required("dropped"), Some(vec!["v1.1".to_owned()]));
         assert_eq!(required("kept"), None);
+    }
+
+    /// v1.37's v3 documents wrap `IngressRule.http`'s `$ref` in an `allOf`
+    /// to give it a description: the same definition, not a new type.
+    #[test]
+    fn a_reference_wrapped_in_all_of_is_the_same_type() {
+        let parse = |s: &str| serde_json::from_str::<Schema>(s).unwrap();
+        let input = |prop: &str| {
+            let mut input = Input::default();
+            input.definitions.insert(
+                "A".into(),
+                parse(&format!(r#"{{"properties":{{"x":{prop}}}}}"#)),
+            );
+            input
+        };
+        let bare = r##"{"$ref":"#/components/schemas/B"}"##;
+        let wrapped = r##"{"allOf":[{"$ref":"#/components/schemas/B"}],"description":"b"}"##;
+        let other = r##"{"allOf":[{"$ref":"#/components/schemas/C"}]}"##;
+        let merged = merge(vec![
+            ("v1.1".into(), input(bare)),
+            ("v1.2".into(), input(wrapped)),
+        ]);
+        assert_eq!(
+            merged.unwrap().definitions["A"].properties["x"].referenced(),
+            Some("B")
+        );
+        assert!(matches!(
+            merge(vec![
+                ("v1.1".into(), input(bare)),
+                ("v1.2".into(), input(other))
+            ]),
+            Err(CodegenError::VersionConflict { .. })
+        ));
     }
 
     #[test]

@@ -347,6 +347,21 @@ pub struct SwaggerV2 {
     pub parameters: BTreeMap<String, Parameter>,
 }
 
+impl Schema {
+    /// The definition this schema refers to, by name: its `$ref`, or the
+    /// `$ref` of its one `allOf` entry (how v3 documents give a reference a
+    /// description of its own). One rule for the lowering and the merge: a
+    /// property that gains a description between two versions keeps its
+    /// type.
+    pub fn referenced(&self) -> Option<&str> {
+        match (&self.reference, self.all_of.as_slice()) {
+            (Some(r), _) => ref_name(r),
+            (None, [one]) => one.reference.as_deref().and_then(ref_name),
+            _ => None,
+        }
+    }
+}
+
 /// The definition name a `$ref` points to, for both formats.
 pub fn ref_name(reference: &str) -> Option<&str> {
     reference

@@ -19,7 +19,7 @@ fn builtins() -> Arc<Builtins> {
     let root = spec_dir::root(None, &ws);
     // The catalogue of the models this test is built with (a workspace
     // test build selects v1.35, the real server's version; the pinned
-    // spec is v1.36): the CRDs below embed those models' schemas.
+    // spec is v1.37): the CRDs below embed those models' schemas.
     let dir = spec_dir::release(&root, kubeset::KUBERNETES_VERSION);
     Arc::new(Builtins::from_spec_dir(&dir, DEFAULT_FEATURES).expect("built-in catalogue"))
 }

@@ -126,7 +126,9 @@ fn the_template_goes_into_a_deployment_unchanged() {
     .expect("a Runner");
     let deployment = Deployment {
         metadata: runner.metadata.clone(),
-        spec: Some(DeploymentSpec {
+        // `spec` is required from v1.37 (a `DeploymentSpec`), an `Option`
+        // before: `into` gives either, whichever version the facade has.
+        spec: DeploymentSpec {
             replicas: runner.spec.as_ref().and_then(|s| s.replicas),
             selector: LabelSelector {
                 match_labels: Some([("app".to_owned(), "runner".to_owned())].into()),
@@ -134,7 +136,8 @@ fn the_template_goes_into_a_deployment_unchanged() {
             },
             template: runner.spec.clone().expect("spec").template,
             ..Default::default()
-        }),
+        }
+        .into(),
         ..Default::default()
     };
     let written = serde_json::to_value(&deployment).expect("encodes");

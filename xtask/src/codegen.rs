@@ -347,7 +347,7 @@ pub fn compat(specs_root: &Path) -> Result<(), Error> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
-    for (version, format) in [("v1.34", InputFormat::V3), ("v1.35", InputFormat::V2)] {
+    for (version, format) in [("v1.35", InputFormat::V3), ("v1.36", InputFormat::V2)] {
         let dir = spec_dir::release(specs_root, version);
         crate::fetch::verify(version, &dir)?;
         let output = generate(&dir, format, &format!("kubernetes/{version}"))?;

@@ -9,8 +9,8 @@
 //! - `cargo xtask suite-crds [--check] [--crds DIR]`: regenerate the realkube
 //!   suite's CRD types (`tests/tests/suite/crds/`) from real CRDs in `DIR`
 //!   (default: `crds/` beside the spec root, `../shared/crds`).
-//! - `cargo xtask codegen-compat [--specs DIR]`: generate from v1.34 (v3
-//!   input only) and v1.35 (v2 input only) into a temporary crate and
+//! - `cargo xtask codegen-compat [--specs DIR]`: generate from v1.35 (v3
+//!   input only) and v1.36 (v2 input only) into a temporary crate and
 //!   `cargo check` it with every feature.
 //! - `cargo xtask fixtures [--specs DIR]`: rewrite the generated
 //!   round-trip fixtures of `kubeset-api` (one full object per resource kind).

@@ -12,7 +12,7 @@
 //!    script) run live, not only against their recordings.
 //! 3. `cargo test -p kubeset-api --features all`: the round trips of every
 //!    group-version.
-//! 4. `cargo xtask codegen-compat`: v1.34 (v3) and v1.35 (v2) generate and
+//! 4. `cargo xtask codegen-compat`: v1.35 (v3) and v1.36 (v2) generate and
 //!    compile.
 //! 5. Stops realkube if it started it, whatever the outcome.
 

@@ -24,7 +24,7 @@ options:
                          swagger.json; e.g. specs/kubernetes/v1.35): schemas
                          matching its models use kubeset::api::... directly;
                          name the release your kubeset version feature
-                         selects (none: v1.36), whose models the reused
+                         selects (none: v1.37), whose models the reused
                          paths will be
   --report               print which schemas use a built-in model, the near
                          misses (close to one, and why not) and which

@@ -7,7 +7,7 @@ use super::{Field, Ir, ResourceRef, Ty, TypeDef, TypeKind, fixups, paths};
 use crate::error::CodegenError;
 use crate::names;
 use crate::schema::{Lowerer, Mode, Scope};
-use crate::spec::{self, Input, Schema};
+use crate::spec::{Input, Schema};
 
 /// Lowers a Kubernetes spec input into the IR, after [`fixups::ALL`].
 pub fn lower(input: Input) -> Result<Ir, CodegenError> {
@@ -46,7 +46,10 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
             _ => None,
         };
         let resource = gvk.as_ref().and_then(|g| {
-            let meta = schema.properties.get("metadata").and_then(ref_of);
+            let meta = schema
+                .properties
+                .get("metadata")
+                .and_then(Schema::referenced);
             if meta != Some("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta") {
                 return None;
             }
@@ -216,16 +219,6 @@ fn check_one_type_per_definition(input: &Input, ir: &Ir) -> Result<(), CodegenEr
         });
     }
     Ok(())
-}
-
-pub(super) fn ref_of(schema: &Schema) -> Option<&str> {
-    if let Some(r) = &schema.reference {
-        return spec::ref_name(r);
-    }
-    match schema.all_of.as_slice() {
-        [one] => one.reference.as_deref().and_then(spec::ref_name),
-        _ => None,
-    }
 }
 
 /// Marks fields that hold (through `Option` but not `Vec`/map) a type that

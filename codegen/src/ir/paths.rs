@@ -4,9 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use super::lowering::ref_of;
 use super::{Action, OperationResponse, QueryParam, ResourceIr, SubresourceOperation, Ty};
-use crate::spec::Input;
+use crate::spec::{Input, Schema};
 
 /// Splits a path into (group, version, namespaced, resource, subresource).
 fn parse_path(path: &str) -> Option<(String, String, bool, String, Option<String>)> {
@@ -168,9 +167,12 @@ pub fn subresource_operations(input: &Input) -> Vec<SubresourceOperation> {
                     },
                 );
             }
-            let request = op.request_schema().and_then(ref_of).map(str::to_owned);
+            let request = op
+                .request_schema()
+                .and_then(Schema::referenced)
+                .map(str::to_owned);
             let response = match op.ok_schema() {
-                Some(schema) => match ref_of(schema) {
+                Some(schema) => match schema.referenced() {
                     Some(r) => OperationResponse::Definition(r.to_owned()),
                     None if schema.ty.as_deref() == Some("string") => OperationResponse::Text,
                     None => OperationResponse::Untyped,

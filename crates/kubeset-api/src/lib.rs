@@ -59,6 +59,9 @@ pub mod resources;
 pub mod schema;
 mod serde_util;
 pub mod types;
+// Generated, formatted by the generator (from five versions on, its `cfg`
+// lists wrap where rustfmt would wrap them otherwise).
+#[rustfmt::skip]
 mod version;
 
 pub use object::{HasSpec, HasStatus};

@@ -143,11 +143,14 @@ fn boxed_fields_are_built_with_into() {
 #[cfg(feature = "apps-v1")]
 #[test]
 fn deployment_round_trips() {
-    use kubeset_api::api::apps::v1::Deployment;
+    use kubeset_api::api::apps::v1::{Deployment, DeploymentSpec};
     use kubeset_api::types::IntOrString;
     common::round_trip::<Deployment>(include_str!("fixtures/deployment.json"));
     let d: Deployment = serde_json::from_str(include_str!("fixtures/deployment.json")).unwrap();
-    let ru = d.spec.unwrap().strategy.unwrap().rolling_update.unwrap();
+    // `spec` is a `DeploymentSpec` from v1.37 (required), an `Option`
+    // before: `into` reads either.
+    let spec: Option<DeploymentSpec> = d.spec.into();
+    let ru = spec.unwrap().strategy.unwrap().rolling_update.unwrap();
     assert_eq!(ru.max_surge, Some(IntOrString::String("25%".into())));
     assert_eq!(ru.max_unavailable, Some(IntOrString::Int(0)));
     assert_eq!(<Deployment as Resource>::API_VERSION, "apps/v1");

@@ -2,8 +2,13 @@
 //! Round-trips one full example object (every field set) per resource kind.
 
 #![allow(unused)]
-// The examples are v1.36's objects: not under an older version's feature.
-#![cfg(not(any(feature = "v1_33", feature = "v1_34", feature = "v1_35")))]
+// The examples are v1.37's objects: not under an older version's feature.
+#![cfg(not(any(
+    feature = "v1_33",
+    feature = "v1_34",
+    feature = "v1_35",
+    feature = "v1_36"
+)))]
 
 mod common;
 
@@ -241,12 +246,20 @@ fn certificates_v1_certificate_signing_request() {
     );
 }
 
-#[cfg(feature = "certificates-v1alpha1")]
+#[cfg(feature = "certificates-v1")]
 #[test]
-fn certificates_v1alpha1_cluster_trust_bundle() {
-    common::round_trip::<kubeset_api::api::certificates::v1alpha1::ClusterTrustBundle>(
-        include_str!("fixtures/generated/certificates-v1alpha1/cluster_trust_bundle.json"),
-    );
+fn certificates_v1_cluster_trust_bundle() {
+    common::round_trip::<kubeset_api::api::certificates::v1::ClusterTrustBundle>(include_str!(
+        "fixtures/generated/certificates-v1/cluster_trust_bundle.json"
+    ));
+}
+
+#[cfg(feature = "certificates-v1")]
+#[test]
+fn certificates_v1_pod_certificate_request() {
+    common::round_trip::<kubeset_api::api::certificates::v1::PodCertificateRequest>(include_str!(
+        "fixtures/generated/certificates-v1/pod_certificate_request.json"
+    ));
 }
 
 #[cfg(feature = "certificates-v1beta1")]
@@ -457,6 +470,22 @@ fn flowcontrol_v1_priority_level_configuration() {
     );
 }
 
+#[cfg(feature = "lifecycle-v1alpha1")]
+#[test]
+fn lifecycle_v1alpha1_eviction() {
+    common::round_trip::<kubeset_api::api::lifecycle::v1alpha1::Eviction>(include_str!(
+        "fixtures/generated/lifecycle-v1alpha1/eviction.json"
+    ));
+}
+
+#[cfg(feature = "lifecycle-v1alpha1")]
+#[test]
+fn lifecycle_v1alpha1_eviction_request() {
+    common::round_trip::<kubeset_api::api::lifecycle::v1alpha1::EvictionRequest>(include_str!(
+        "fixtures/generated/lifecycle-v1alpha1/eviction_request.json"
+    ));
+}
+
 #[cfg(feature = "networking-v1")]
 #[test]
 fn networking_v1_ip_address() {
@@ -494,22 +523,6 @@ fn networking_v1_network_policy() {
 fn networking_v1_service_cidr() {
     common::round_trip::<kubeset_api::api::networking::v1::ServiceCIDR>(include_str!(
         "fixtures/generated/networking-v1/service_cidr.json"
-    ));
-}
-
-#[cfg(feature = "networking-v1beta1")]
-#[test]
-fn networking_v1beta1_ip_address() {
-    common::round_trip::<kubeset_api::api::networking::v1beta1::IPAddress>(include_str!(
-        "fixtures/generated/networking-v1beta1/ip_address.json"
-    ));
-}
-
-#[cfg(feature = "networking-v1beta1")]
-#[test]
-fn networking_v1beta1_service_cidr() {
-    common::round_trip::<kubeset_api::api::networking::v1beta1::ServiceCIDR>(include_str!(
-        "fixtures/generated/networking-v1beta1/service_cidr.json"
     ));
 }
 
@@ -566,6 +579,14 @@ fn rbac_v1_role_binding() {
 fn resource_v1_device_class() {
     common::round_trip::<kubeset_api::api::resource::v1::DeviceClass>(include_str!(
         "fixtures/generated/resource-v1/device_class.json"
+    ));
+}
+
+#[cfg(feature = "resource-v1")]
+#[test]
+fn resource_v1_device_taint_rule() {
+    common::round_trip::<kubeset_api::api::resource::v1::DeviceTaintRule>(include_str!(
+        "fixtures/generated/resource-v1/device_taint_rule.json"
     ));
 }
 
@@ -689,19 +710,43 @@ fn scheduling_v1_priority_class() {
     ));
 }
 
-#[cfg(feature = "scheduling-v1alpha2")]
+#[cfg(feature = "scheduling-v1alpha3")]
 #[test]
-fn scheduling_v1alpha2_pod_group() {
-    common::round_trip::<kubeset_api::api::scheduling::v1alpha2::PodGroup>(include_str!(
-        "fixtures/generated/scheduling-v1alpha2/pod_group.json"
+fn scheduling_v1alpha3_composite_pod_group() {
+    common::round_trip::<kubeset_api::api::scheduling::v1alpha3::CompositePodGroup>(include_str!(
+        "fixtures/generated/scheduling-v1alpha3/composite_pod_group.json"
     ));
 }
 
-#[cfg(feature = "scheduling-v1alpha2")]
+#[cfg(feature = "scheduling-v1alpha3")]
 #[test]
-fn scheduling_v1alpha2_workload() {
-    common::round_trip::<kubeset_api::api::scheduling::v1alpha2::Workload>(include_str!(
-        "fixtures/generated/scheduling-v1alpha2/workload.json"
+fn scheduling_v1alpha3_pod_group() {
+    common::round_trip::<kubeset_api::api::scheduling::v1alpha3::PodGroup>(include_str!(
+        "fixtures/generated/scheduling-v1alpha3/pod_group.json"
+    ));
+}
+
+#[cfg(feature = "scheduling-v1alpha3")]
+#[test]
+fn scheduling_v1alpha3_workload() {
+    common::round_trip::<kubeset_api::api::scheduling::v1alpha3::Workload>(include_str!(
+        "fixtures/generated/scheduling-v1alpha3/workload.json"
+    ));
+}
+
+#[cfg(feature = "scheduling-v1beta1")]
+#[test]
+fn scheduling_v1beta1_pod_group() {
+    common::round_trip::<kubeset_api::api::scheduling::v1beta1::PodGroup>(include_str!(
+        "fixtures/generated/scheduling-v1beta1/pod_group.json"
+    ));
+}
+
+#[cfg(feature = "scheduling-v1beta1")]
+#[test]
+fn scheduling_v1beta1_workload() {
+    common::round_trip::<kubeset_api::api::scheduling::v1beta1::Workload>(include_str!(
+        "fixtures/generated/scheduling-v1beta1/workload.json"
     ));
 }
 
@@ -753,12 +798,12 @@ fn storage_v1_volume_attributes_class() {
     ));
 }
 
-#[cfg(feature = "storage-v1beta1")]
+#[cfg(feature = "storagemigration-v1")]
 #[test]
-fn storage_v1beta1_volume_attributes_class() {
-    common::round_trip::<kubeset_api::api::storage::v1beta1::VolumeAttributesClass>(include_str!(
-        "fixtures/generated/storage-v1beta1/volume_attributes_class.json"
-    ));
+fn storagemigration_v1_storage_version_migration() {
+    common::round_trip::<kubeset_api::api::storagemigration::v1::StorageVersionMigration>(
+        include_str!("fixtures/generated/storagemigration-v1/storage_version_migration.json"),
+    );
 }
 
 #[cfg(feature = "storagemigration-v1beta1")]

@@ -502,7 +502,7 @@ pub struct ServeArgs {
     pub require_token: Option<String>,
     /// Serve /openapi/v2 and /openapi/v3 from this Kubernetes spec
     /// directory (`swagger.json`, `openapi-v3/`; default
-    /// $KUBESET_SPECS/kubernetes/<the models' version, `v1.36` unless a
+    /// $KUBESET_SPECS/kubernetes/<the models' version, `v1.37` unless a
     /// version feature picked another> when that exists) instead of the
     /// documents built from the compiled-in schemas.
     #[arg(long, value_name = "DIR")]

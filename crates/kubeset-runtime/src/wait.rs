@@ -219,9 +219,12 @@ pub mod conditions {
             obj.and_then(|d| d.status.as_ref())
                 .and_then(|s| s.conditions.as_ref())
                 .is_some_and(|cs| {
+                    // `type` and `status` are required until v1.36 (a
+                    // `String`) and optional from v1.37 (`Option<String>`):
+                    // `Option::from` reads either form.
                     cs.iter().any(|c| {
-                        c.type_ == "Progressing"
-                            && c.status == "True"
+                        Option::<&String>::from(&c.type_).is_some_and(|t| t == "Progressing")
+                            && Option::<&String>::from(&c.status).is_some_and(|s| s == "True")
                             && c.reason.as_deref() == Some("NewReplicaSetAvailable")
                     })
                 })

@@ -109,7 +109,7 @@
 //! | `aws-lc-rs`, `openssl-tls`, `webpki-roots` | accepted, not yet implemented: TLS is rustls with ring and the kubeconfig's CA |
 //! | `admission` | always: [`core::admission`] (kube-rs's `kube::core::admission` types); the typed webhook server is `runtime::webhook` (feature `webhook`) |
 //! | `kubelet-debug`, `cel`, `hyper-util-tracing` | accepted, not yet implemented: no kubelet debug API, no CEL validation, no hyper tracing |
-//! | `v1_33`, `v1_34`, `v1_35`, `v1_36`, `earliest`, `latest` (k8s-openapi) | `earliest` is `v1_33`, `latest` is `v1_36`: the Kubernetes version of the models, and the default group-versions (`api-default`): a kind, field, clientset method or discovery row the version lacks is absent ([`KUBERNETES_VERSION`] names the selected one); none is the newest, v1.36; two are a compile error naming both, as k8s-openapi |
+//! | `v1_33`, `v1_34`, `v1_35`, `v1_36`, `v1_37`, `earliest`, `latest` (k8s-openapi) | `earliest` is `v1_33`, `latest` is `v1_37`: the Kubernetes version of the models, and the default group-versions (`api-default`): a kind, field, clientset method or discovery row the version lacks is absent ([`KUBERNETES_VERSION`] names the selected one); none is the newest, v1.37; two are a compile error naming both, as k8s-openapi |
 //!
 //! # Porting from kube-rs and k8s-openapi
 //!

@@ -98,27 +98,29 @@ fn every_feature_has_one_row_and_every_row_names_features() {
 
 /// k8s-openapi's version features select the models' version: `earliest`
 /// and `latest` name the oldest and newest, each `v1_3x` turns on the
-/// default group-versions and is forwarded to the models (v1.36 among
-/// them: no `compile_error!` for it any more).
+/// default group-versions and is forwarded to the models (v1.36 and
+/// v1.37 among them: no `compile_error!` for either).
 #[test]
 fn the_version_features_select_a_version() {
     let features = manifest::features();
     assert_eq!(features["earliest"], ["v1_33"]);
-    assert_eq!(features["latest"], ["v1_36"]);
-    for v in ["v1_33", "v1_34", "v1_35", "v1_36"] {
+    assert_eq!(features["latest"], ["v1_37"]);
+    for v in ["v1_33", "v1_34", "v1_35", "v1_36", "v1_37"] {
         assert_eq!(features[v], ["api-default"], "{v}");
     }
     let manifest = include_str!("../Cargo.toml");
-    for v in ["v1_33", "v1_34", "v1_35", "v1_36"] {
+    for v in ["v1_33", "v1_34", "v1_35", "v1_36", "v1_37"] {
         assert!(
             manifest.contains(&format!("\"kubeset-client/{v}\"")),
             "{v} is forwarded to the models"
         );
     }
-    assert!(
-        !DOCS.contains("#[cfg(feature = \"v1_36\")]\ncompile_error!("),
-        "v1_36 compiles"
-    );
+    for v in ["v1_36", "v1_37"] {
+        assert!(
+            !DOCS.contains(&format!("#[cfg(feature = \"{v}\")]\ncompile_error!(")),
+            "{v} compiles"
+        );
+    }
 }
 
 #[test]

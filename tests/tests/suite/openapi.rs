@@ -113,7 +113,7 @@ async fn generator_accepts_the_servers_openapi_v3() {
     );
 
     // The live server's spec gives the very code the stored v1.35 spec
-    // gives (the committed models are the union of v1.33–v1.36, gated by
+    // gives (the committed models are the union of v1.33–v1.37, gated by
     // version, so they are not this server's alone).
     let stored = std::env::var_os("KUBESET_SPECS")
         .map(std::path::PathBuf::from)

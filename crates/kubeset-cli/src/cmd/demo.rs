@@ -96,7 +96,9 @@ fn deployment() -> Deployment {
     let labels = BTreeMap::from([("app".to_owned(), "web".to_owned())]);
     Deployment {
         metadata: meta("web", &[("app", "web")]),
-        spec: Some(DeploymentSpec {
+        // `spec` is required from v1.37 (a `DeploymentSpec`) and optional
+        // before (`Option`): `into` gives either form.
+        spec: DeploymentSpec {
             replicas: Some(2),
             selector: LabelSelector {
                 match_labels: Some(labels.clone()),
@@ -116,7 +118,8 @@ fn deployment() -> Deployment {
                 }),
             },
             ..DeploymentSpec::default()
-        }),
+        }
+        .into(),
         ..Deployment::default()
     }
 }
@@ -130,8 +133,7 @@ fn rv_of(meta: &ObjectMeta) -> String {
 }
 
 fn images(d: &Deployment) -> Vec<(String, String)> {
-    d.spec
-        .as_ref()
+    Option::<&DeploymentSpec>::from(&d.spec)
         .and_then(|s| s.template.spec.as_ref())
         .map(|p| {
             p.containers
