@@ -16,9 +16,9 @@
 //!   round-trip fixtures of `kubeset-api` (one full object per resource kind).
 //! - `cargo xtask pin-specs <version> [--specs DIR]`: write
 //!   `specs/kubernetes-<version>.sha256` from a spec directory.
-//! - `cargo xtask fetch-specs <version> [--dest DIR]`: download a release's
-//!   pinned specs from upstream and check their sha256.
-//! - `cargo xtask fetch-specs <version> --go-proxy [--dest DIR]`: assemble
+//! - `cargo xtask fetch-specs <version>... [--dest DIR]`: download the
+//!   pinned specs of one release or several from upstream and check their sha256.
+//! - `cargo xtask fetch-specs <version>... --go-proxy [--dest DIR]`: assemble
 //!   them from the release's Go modules (`go mod download`) into `DIR`
 //!   (default `target/specs`), check their sha256, and link the spec
 //!   root's other releases beside them (`KUBESET_SPECS=DIR` then sees all).
@@ -65,7 +65,7 @@ fn usage() -> ExitCode {
          cargo xtask codegen-compat [--specs DIR]\n       \
          cargo xtask fixtures [--specs DIR]\n       \
          cargo xtask pin-specs <version> [--specs DIR]\n       \
-         cargo xtask fetch-specs <version> [--go-proxy] [--dest DIR]\n       \
+         cargo xtask fetch-specs <version>... [--go-proxy] [--dest DIR]\n       \
          cargo xtask go-values\n       \
          cargo xtask bench [--quick] [--only codec,watch,roundtrip,failover,memory,build,admission,cli-size]\n       \
          cargo xtask public-api [--bless]\n       \
@@ -132,15 +132,21 @@ fn main() -> ExitCode {
             Some(version) => fetch::pin(version, &specs_root(specs)),
             None => return usage(),
         },
-        Some("fetch-specs") => match positional.get(1) {
-            Some(version) if go_proxy => fetch::run_go_proxy(
-                version,
-                &dest.unwrap_or_else(|| workspace_root().join("target/specs")),
-                &specs_root(specs),
-            ),
-            Some(version) => fetch::run(version, dest.unwrap_or_else(|| specs_root(specs))),
-            None => return usage(),
-        },
+        Some("fetch-specs") if positional.len() > 1 => {
+            let versions = &positional[1..];
+            if go_proxy {
+                let dest = dest.unwrap_or_else(|| workspace_root().join("target/specs"));
+                let source = specs_root(specs);
+                versions
+                    .iter()
+                    .try_for_each(|v| fetch::run_go_proxy(v, &dest, &source))
+            } else {
+                let dest = dest.unwrap_or_else(|| specs_root(specs));
+                versions
+                    .iter()
+                    .try_for_each(|v| fetch::run(v, dest.clone()))
+            }
+        }
         _ => return usage(),
     };
     match result {
