@@ -165,10 +165,12 @@ pub const SHORT_NAMES: &[(&str, &str, &[&str])] = &[
     ),
     ("events.k8s.io", "events", &["ev"]),
     ("networking.k8s.io", "ingresses", &["ing"]),
+    ("networking.k8s.io", "ipaddresses", &["ip"]),
     ("networking.k8s.io", "networkpolicies", &["netpol"]),
     ("policy", "poddisruptionbudgets", &["pdb"]),
     ("scheduling.k8s.io", "priorityclasses", &["pc"]),
     ("storage.k8s.io", "storageclasses", &["sc"]),
+    ("storage.k8s.io", "volumeattributesclasses", &["vac"]),
 ];
 
 /// Responses the spec names wrongly: (subresource, HTTP method, definition

@@ -959,6 +959,21 @@ async fn group_discovery(c: &reqwest::Client, u: &str) {
         (scale["group"].as_str(), scale["kind"].as_str()),
         (Some("autoscaling"), Some("Scale"))
     );
+    // Every short name kube-apiserver's registry gives (its REST's
+    // ShortNames), these two among them: `kubectl get ip`, `kubectl get vac`.
+    for (gv, plural, short) in [
+        ("networking.k8s.io/v1", "ipaddresses", "ip"),
+        ("storage.k8s.io/v1", "volumeattributesclasses", "vac"),
+    ] {
+        let (_, list) = get(c, &format!("{u}/apis/{gv}")).await;
+        let r = list["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == plural)
+            .unwrap_or_else(|| panic!("{plural} in {gv}"));
+        assert_eq!(r["shortNames"], json!([short]), "{plural}");
+    }
     // Aggregated discovery when asked, as kubectl does.
     let resp = c
         .get(format!("{u}/apis"))

@@ -1303,7 +1303,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
             "watch",
         ],
         subresources: &[],
-        short_names: &[],
+        short_names: &["ip"],
     },
     ResourceInfo {
         group: "networking.k8s.io",
@@ -1366,7 +1366,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
             "watch",
         ],
         subresources: &[],
-        short_names: &[],
+        short_names: &["ip"],
     },
     #[cfg(
         any(feature = "v1_33", feature = "v1_34", feature = "v1_35", feature = "v1_36")
@@ -2295,7 +2295,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
             "watch",
         ],
         subresources: &[],
-        short_names: &[],
+        short_names: &["vac"],
     },
     #[cfg(any(feature = "v1_33", feature = "v1_34"))]
     ResourceInfo {
@@ -2316,7 +2316,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
             "watch",
         ],
         subresources: &[],
-        short_names: &[],
+        short_names: &["vac"],
     },
     #[cfg(
         any(feature = "v1_33", feature = "v1_34", feature = "v1_35", feature = "v1_36")
@@ -2339,7 +2339,7 @@ pub static RESOURCES: &[ResourceInfo] = &[
             "watch",
         ],
         subresources: &[],
-        short_names: &[],
+        short_names: &["vac"],
     },
     #[cfg(
         not(
