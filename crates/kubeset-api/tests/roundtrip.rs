@@ -148,9 +148,10 @@ fn deployment_round_trips() {
     common::round_trip::<Deployment>(include_str!("fixtures/deployment.json"));
     let d: Deployment = serde_json::from_str(include_str!("fixtures/deployment.json")).unwrap();
     // `spec` is a `DeploymentSpec` from v1.37 (required), an `Option`
-    // before: `into` reads either.
-    let spec: Option<DeploymentSpec> = d.spec.into();
-    let ru = spec.unwrap().strategy.unwrap().rolling_update.unwrap();
+    // before: `Option::from(&spec)` reads either.
+    let spec: Option<&DeploymentSpec> = Option::from(&d.spec);
+    let strategy = spec.unwrap().strategy.as_ref().unwrap();
+    let ru = strategy.rolling_update.as_ref().unwrap();
     assert_eq!(ru.max_surge, Some(IntOrString::String("25%".into())));
     assert_eq!(ru.max_unavailable, Some(IntOrString::Int(0)));
     assert_eq!(<Deployment as Resource>::API_VERSION, "apps/v1");
