@@ -260,33 +260,20 @@ pub fn merge_crds(
     let mut merged = iter.next().ok_or(MergeError::MissingCrds)?;
     for (i, crd) in iter.enumerate() {
         let index = i + 1;
-        let mismatch = |property, expected: String, found: String| {
-            Err(MergeError::PropertyMismatch {
+        let (first, this) = (&merged, &crd);
+        let shared = [
+            differ("name", &first.metadata.name, &this.metadata.name, debug),
+            differ("group", &first.spec.group, &this.spec.group, String::clone),
+            differ("names", &first.spec.names, &this.spec.names, debug),
+            differ("scope", &first.spec.scope, &this.spec.scope, String::clone),
+        ];
+        if let Some((property, expected, found)) = shared.into_iter().flatten().next() {
+            return Err(MergeError::PropertyMismatch {
                 index,
                 property,
                 expected,
                 found,
-            })
-        };
-        if crd.metadata.name != merged.metadata.name {
-            return mismatch(
-                "name",
-                format!("{:?}", merged.metadata.name),
-                format!("{:?}", crd.metadata.name),
-            );
-        }
-        if crd.spec.group != merged.spec.group {
-            return mismatch("group", merged.spec.group.clone(), crd.spec.group.clone());
-        }
-        if crd.spec.names != merged.spec.names {
-            return mismatch(
-                "names",
-                format!("{:?}", merged.spec.names),
-                format!("{:?}", crd.spec.names),
-            );
-        }
-        if crd.spec.scope != merged.spec.scope {
-            return mismatch("scope", merged.spec.scope.clone(), crd.spec.scope.clone());
+            });
         }
         for v in crd.spec.versions {
             if merged.spec.versions.iter().any(|m| m.name == v.name) {
@@ -313,6 +300,22 @@ pub fn merge_crds(
         v.storage = v.name == stored;
     }
     Ok(merged)
+}
+
+/// `None` when the CRDs agree on `property`; else it and both values,
+/// written by `show`.
+fn differ<T: PartialEq>(
+    property: &'static str,
+    first: &T,
+    this: &T,
+    show: fn(&T) -> String,
+) -> Option<(&'static str, String, String)> {
+    (first != this).then(|| (property, show(first), show(this)))
+}
+
+/// A mismatch's value as `{:?}` writes it.
+fn debug<T: std::fmt::Debug>(value: &T) -> String {
+    format!("{value:?}")
 }
 
 /// The CRD with `spec.conversion` set to `strategy: Webhook`: the API
@@ -413,6 +416,44 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn each_shared_property_is_compared_and_both_values_named() {
+        let mismatch = |change: fn(&mut CustomResourceDefinition)| {
+            let mut other = parts("v2").into_crd();
+            change(&mut other);
+            merge_crds(vec![parts("v1").into_crd(), other], "v1").unwrap_err()
+        };
+        let expect = |property, expected: &str, found: &str| MergeError::PropertyMismatch {
+            index: 1,
+            property,
+            expected: expected.to_owned(),
+            found: found.to_owned(),
+        };
+        assert_eq!(
+            mismatch(|c| c.metadata.name = Some("gadgets.example.com".into())),
+            expect(
+                "name",
+                "Some(\"widgets.example.com\")",
+                "Some(\"gadgets.example.com\")"
+            )
+        );
+        assert_eq!(
+            mismatch(|c| c.spec.group = "example.org".into()),
+            expect("group", "example.com", "example.org")
+        );
+        let names = parts("v1").into_crd().spec.names;
+        let mut renamed = names.clone();
+        renamed.singular = Some("gadget".into());
+        assert_eq!(
+            mismatch(|c| c.spec.names.singular = Some("gadget".into())),
+            expect("names", &format!("{names:?}"), &format!("{renamed:?}"))
+        );
+        assert_eq!(
+            mismatch(|c| c.spec.scope = "Cluster".into()),
+            expect("scope", "Namespaced", "Cluster")
+        );
     }
 
     #[test]
