@@ -144,14 +144,28 @@ impl WorkQueue {
     /// is higher, a delayed one is made ready, an active one is
     /// remembered to be queued when done.
     pub fn add_with(&mut self, key: ObjectKey, priority: Priority) {
+        if let Some((key, priority)) = self.undelay_unless_active(key, priority) {
+            self.make_ready(key, priority, Instant::now());
+        }
+    }
+
+    /// A trigger of `key` at `priority` that queues or delays it: an
+    /// active key is remembered as dirty instead (`None`); any other is
+    /// taken out of the delayed keys, and goes on at the higher of
+    /// `priority` and its delay's.
+    fn undelay_unless_active(
+        &mut self,
+        key: ObjectKey,
+        priority: Priority,
+    ) -> Option<(ObjectKey, Priority)> {
         if self.active.contains(&key) {
             self.mark_dirty(key, priority);
-            return;
+            return None;
         }
         let priority = self
             .undelay(&key)
             .map_or(priority, |(_, p)| priority.max(p));
-        self.make_ready(key, priority, Instant::now());
+        Some((key, priority))
     }
 
     /// Takes `key` out of the delayed keys: when it was there, its time
@@ -207,14 +221,9 @@ impl WorkQueue {
         if self.queued.contains_key(&key) || self.dirty.contains_key(&key) {
             return;
         }
-        if self.active.contains(&key) {
-            self.mark_dirty(key, priority);
-            return;
+        if let Some((key, priority)) = self.undelay_unless_active(key, priority) {
+            self.delay(key, at, priority);
         }
-        let priority = self
-            .undelay(&key)
-            .map_or(priority, |(_, p)| priority.max(p));
-        self.delay(key, at, priority);
     }
 
     fn delay(&mut self, key: ObjectKey, at: Instant, priority: Priority) {
@@ -508,6 +517,38 @@ mod tests {
         q.add_with(k("d"), Priority::NORMAL);
         assert!(q.done(&k("d")));
         assert_eq!(q.pop(), Some(k("d")), "requeued at the highest asked");
+    }
+
+    #[test]
+    fn a_trigger_of_a_delayed_key_keeps_the_higher_priority_and_an_active_one_waits() {
+        let mut q = WorkQueue::with_aging(0);
+        let t = Instant::now();
+        // Ready now: the delay's NORMAL beats the RESYNC asked.
+        q.add_at_with(k("a"), t + Duration::from_secs(60), Priority::NORMAL);
+        q.add_with(k("a"), Priority::RESYNC);
+        assert_eq!(q.next_due(), None, "no longer delayed");
+        assert_eq!(q.ready_by_priority(), [(Priority::NORMAL, 1)]);
+        // Debounced: pushed back to the new time, at the delay's NORMAL.
+        q.add_at_with(k("b"), t + Duration::from_secs(1), Priority::NORMAL);
+        q.add_debounced_with(k("b"), t + Duration::from_secs(5), Priority::RESYNC);
+        assert_eq!(q.next_due(), Some(t + Duration::from_secs(5)));
+        q.promote(t + Duration::from_secs(5));
+        assert_eq!(
+            q.ready_by_priority(),
+            [(Priority::NORMAL, 2)],
+            "b went on at NORMAL"
+        );
+        // Active: both kinds of trigger are remembered, at the highest asked.
+        assert_eq!(q.pop(), Some(k("a")));
+        q.add_debounced_with(k("a"), t + Duration::from_secs(9), Priority::RESYNC);
+        q.add_with(k("a"), Priority::INITIAL_LIST);
+        assert_eq!(q.next_due(), None, "an active key is not delayed");
+        assert_eq!(q.ready_by_priority(), [(Priority::NORMAL, 1)]);
+        assert!(q.done(&k("a")));
+        assert_eq!(
+            q.ready_by_priority(),
+            [(Priority::NORMAL, 1), (Priority::INITIAL_LIST, 1)]
+        );
     }
 
     #[test]
