@@ -15,7 +15,7 @@ use crate::resources::Resource;
 
 /// Kubernetes version priority: GA before beta before alpha, then higher
 /// numbers first (`v2 > v1 > v1beta2 > v1beta1 > v1alpha1`).
-fn version_priority(v: &str) -> (u8, u32, u32) {
+pub(crate) fn version_priority(v: &str) -> (u8, u32, u32) {
     let Some(rest) = v.strip_prefix('v') else {
         return (0, 0, 0);
     };
@@ -34,7 +34,38 @@ fn version_priority(v: &str) -> (u8, u32, u32) {
     (tier, major, minor)
 }
 
-/// Groups in first-seen order, each with its versions by priority.
+/// The groups a kube-apiserver 1.35 serves by default, in the order its
+/// discovery lists them: by the `groupPriorityMinimum` of their
+/// APIServices (`apiVersionPriorities` in kube-apiserver's
+/// `cmd/kube-apiserver/app/aggregator.go`), highest first, then by name.
+/// A RESTMapper built from discovery prefers the earlier group when two
+/// serve a resource of one name.
+const GROUP_ORDER: &[&str] = &[
+    "apiregistration.k8s.io",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "resource.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+];
+
+/// Groups in kube-apiserver's order ([`GROUP_ORDER`]), the others (groups
+/// off by default, custom resources) after them in first-seen order, each
+/// with its versions by priority.
 pub(crate) fn groups(resources: &[Arc<Resource>]) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     for r in resources.iter().filter(|r| !r.group.is_empty()) {
@@ -50,6 +81,13 @@ pub(crate) fn groups(resources: &[Arc<Resource>]) -> Vec<(String, Vec<String>)> 
     for (_, vs) in &mut out {
         vs.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
     }
+    // Stable: the others keep their first-seen order.
+    out.sort_by_key(|(g, _)| {
+        GROUP_ORDER
+            .iter()
+            .position(|o| o == g)
+            .unwrap_or(GROUP_ORDER.len())
+    });
     out
 }
 
@@ -134,6 +172,9 @@ pub(crate) fn resource_list(
             "verbs": r.verbs,
         });
         names_and_categories(&mut main, r);
+        if let Some(hash) = &r.storage_version_hash {
+            main["storageVersionHash"] = json!(hash);
+        }
         list.push(main);
         for sub in &r.subresources {
             let (gvk, verbs) = subresource_kind(r, sub);
@@ -237,19 +278,34 @@ fn names_and_categories(d: &mut Value, r: &Resource) {
     }
 }
 
+/// An aggregated `responseKind`: as kube-apiserver writes it, group and
+/// version empty when they are the resource's own (only a subresource of
+/// another group-version, such as `scale`, names them).
+fn response_kind(r: &Resource, gvk: KindRef<'_>) -> Value {
+    if (gvk.group, gvk.version) == (r.group.as_str(), r.version.as_str()) {
+        json!({"group": "", "version": "", "kind": gvk.kind})
+    } else {
+        json!({"group": gvk.group, "version": gvk.version, "kind": gvk.kind})
+    }
+}
+
 fn resource_discovery(r: &Resource) -> Value {
     let subresources: Vec<Value> = r
         .subresources
         .iter()
         .map(|sub| {
             let (gvk, verbs) = subresource_kind(r, sub);
-            let gvk = json!({"group": gvk.group, "version": gvk.version, "kind": gvk.kind});
-            json!({"subresource": sub, "responseKind": gvk, "verbs": verbs})
+            json!({"subresource": sub, "responseKind": response_kind(r, gvk), "verbs": verbs})
         })
         .collect();
+    let own = KindRef {
+        group: &r.group,
+        version: &r.version,
+        kind: &r.kind,
+    };
     let mut d = json!({
         "resource": r.plural,
-        "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+        "responseKind": response_kind(r, own),
         "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
         "singularResource": r.singular,
         "verbs": r.verbs,
