@@ -11,28 +11,7 @@ use serde_json::{Value, json};
 
 use kubeset_api::resources::SUBRESOURCES;
 
-use crate::resources::Resource;
-
-/// Kubernetes version priority: GA before beta before alpha, then higher
-/// numbers first (`v2 > v1 > v1beta2 > v1beta1 > v1alpha1`).
-pub(crate) fn version_priority(v: &str) -> (u8, u32, u32) {
-    let Some(rest) = v.strip_prefix('v') else {
-        return (0, 0, 0);
-    };
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    let major: u32 = digits.parse().unwrap_or(0);
-    let tail = &rest[digits.len()..];
-    let (tier, minor) = if tail.is_empty() {
-        (3, 0)
-    } else if let Some(n) = tail.strip_prefix("beta") {
-        (2, n.parse().unwrap_or(0))
-    } else if let Some(n) = tail.strip_prefix("alpha") {
-        (1, n.parse().unwrap_or(0))
-    } else {
-        (0, 0)
-    };
-    (tier, major, minor)
-}
+use crate::resources::{Resource, version_priority};
 
 /// The groups a kube-apiserver 1.35 serves by default, in the order its
 /// discovery lists them: by the `groupPriorityMinimum` of their
@@ -278,11 +257,12 @@ fn names_and_categories(d: &mut Value, r: &Resource) {
     }
 }
 
-/// An aggregated `responseKind`: as kube-apiserver writes it, group and
-/// version empty when they are the resource's own (only a subresource of
-/// another group-version, such as `scale`, names them).
+/// An aggregated `responseKind` as kube-apiserver writes it: for a
+/// built-in resource, group and version empty when they are the
+/// resource's own (only a subresource of another group-version, such as
+/// `scale`, names them); for a custom resource, always named.
 fn response_kind(r: &Resource, gvk: KindRef<'_>) -> Value {
-    if (gvk.group, gvk.version) == (r.group.as_str(), r.version.as_str()) {
+    if !r.custom && (gvk.group, gvk.version) == (r.group.as_str(), r.version.as_str()) {
         json!({"group": "", "version": "", "kind": gvk.kind})
     } else {
         json!({"group": gvk.group, "version": gvk.version, "kind": gvk.kind})
@@ -438,12 +418,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn versions_sort_by_kubernetes_priority() {
-        let mut vs = vec!["v1beta1", "v1", "v2", "v1alpha1", "v2beta2", "v1beta2"];
-        vs.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
+    fn groups_are_in_kube_apiservers_order_then_first_seen() {
+        let mut resources = crate::resources::builtin();
+        // A custom resource's group, seen after the built-in ones.
+        resources.extend(crate::resources::from_crd(&json!({"spec": {
+            "group": "a.example.com", "names": {"plural": "things", "kind": "Thing"},
+            "versions": [{"name": "v1"}],
+        }})));
+        let names: Vec<String> = groups(&resources).into_iter().map(|(g, _)| g).collect();
+        let known: Vec<&str> = GROUP_ORDER
+            .iter()
+            .copied()
+            .filter(|g| names.iter().any(|n| n == g))
+            .collect();
+        assert_eq!(names[..known.len()], known[..]);
+        assert_eq!(names.last().map(String::as_str), Some("a.example.com"));
+        let autoscaling = groups(&resources)
+            .into_iter()
+            .find(|(g, _)| g == "autoscaling")
+            .map(|(_, vs)| vs);
         assert_eq!(
-            vs,
-            ["v2", "v1", "v2beta2", "v1beta2", "v1beta1", "v1alpha1"]
+            autoscaling.as_deref(),
+            Some(&["v2".to_owned(), "v1".to_owned()][..])
         );
     }
 }

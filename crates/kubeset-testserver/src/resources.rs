@@ -131,8 +131,7 @@ impl Resource {
             custom: false,
             deprecation: deprecation(r.group, r.version, r.kind),
             categories: builtin_categories(r.group, r.plural),
-            storage_version_hash: builtin_storage(r)
-                .map(|(g, v, k)| storage_version_hash(g, v, k)),
+            storage_version_hash: builtin_storage(r).map(|(g, v, k)| storage_version_hash(g, v, k)),
             schema: None,
             compiled: None,
             printer_columns: Vec::new(),
@@ -140,6 +139,27 @@ impl Resource {
             conversion: None,
         }
     }
+}
+
+/// Kubernetes version priority: GA before beta before alpha, then higher
+/// numbers first (`v2 > v1 > v1beta2 > v1beta1 > v1alpha1`).
+pub(crate) fn version_priority(v: &str) -> (u8, u32, u32) {
+    let Some(rest) = v.strip_prefix('v') else {
+        return (0, 0, 0);
+    };
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let major: u32 = digits.parse().unwrap_or(0);
+    let tail = &rest[digits.len()..];
+    let (tier, minor) = if tail.is_empty() {
+        (3, 0)
+    } else if let Some(n) = tail.strip_prefix("beta") {
+        (2, n.parse().unwrap_or(0))
+    } else if let Some(n) = tail.strip_prefix("alpha") {
+        (1, n.parse().unwrap_or(0))
+    } else {
+        (0, 0)
+    };
+    (tier, major, minor)
 }
 
 /// kube-apiserver's `storageVersionHash` of the kind `group`/`version`/
@@ -158,7 +178,11 @@ pub(crate) fn storage_version_hash(group: &str, version: &str, kind: &str) -> St
 /// stored as `v1beta1`; VolumeAttributesClass, GA in 1.34, as `v1beta1`
 /// for one more release, so that a downgrade can read it.
 const STORAGE_VERSIONS: &[(&str, &str, &str)] = &[
-    ("apiextensions.k8s.io", "customresourcedefinitions", "v1beta1"),
+    (
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        "v1beta1",
+    ),
     ("storage.k8s.io", "volumeattributesclasses", "v1beta1"),
 ];
 
@@ -185,7 +209,7 @@ fn builtin_storage(r: &ResourceInfo) -> Option<(&'static str, &'static str, &'st
     let highest = RESOURCES
         .iter()
         .filter(|o| o.group == r.group && o.plural == r.plural)
-        .max_by_key(|o| crate::discovery::version_priority(o.version))?;
+        .max_by_key(|o| version_priority(o.version))?;
     Some((r.group, highest.version, r.kind))
 }
 
@@ -307,13 +331,15 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
         plural,
         singular,
         namespaced: spec["scope"].as_str() != Some("Cluster"),
+        // In apiextensions-apiserver's order, not sorted (`kubectl
+        // api-resources -o wide` prints them so).
         verbs: [
-            "create",
             "delete",
             "deletecollection",
             "get",
             "list",
             "patch",
+            "create",
             "update",
             "watch",
         ]
@@ -474,6 +500,16 @@ mod tests {
     }
 
     #[test]
+    fn versions_sort_by_kubernetes_priority() {
+        let mut vs = vec!["v1beta1", "v1", "v2", "v1alpha1", "v2beta2", "v1beta2"];
+        vs.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
+        assert_eq!(
+            vs,
+            ["v2", "v1", "v2beta2", "v1beta2", "v1beta1", "v1alpha1"]
+        );
+    }
+
+    #[test]
     fn storage_version_hashes_are_kube_apiservers() {
         // As kube-apiserver v1.35.4 answers in /api/v1 and /apis/apps/v1.
         assert_eq!(storage_version_hash("", "v1", "Pod"), "xPOwRZ+Yhw8=");
@@ -490,12 +526,32 @@ mod tests {
         };
         // Stored in another version or group: the answers of v1.35.4.
         let stored_elsewhere = [
-            ("autoscaling", "v1", "horizontalpodautoscalers", "qwQve8ut294="),
-            ("autoscaling", "v2", "horizontalpodautoscalers", "qwQve8ut294="),
+            (
+                "autoscaling",
+                "v1",
+                "horizontalpodautoscalers",
+                "qwQve8ut294=",
+            ),
+            (
+                "autoscaling",
+                "v2",
+                "horizontalpodautoscalers",
+                "qwQve8ut294=",
+            ),
             ("events.k8s.io", "v1", "events", "r2yiGXH7wu8="),
             ("", "v1", "events", "r2yiGXH7wu8="),
-            ("apiextensions.k8s.io", "v1", "customresourcedefinitions", "jfWCUB31mvA="),
-            ("storage.k8s.io", "v1", "volumeattributesclasses", "Bl3MtjZ/n/s="),
+            (
+                "apiextensions.k8s.io",
+                "v1",
+                "customresourcedefinitions",
+                "jfWCUB31mvA=",
+            ),
+            (
+                "storage.k8s.io",
+                "v1",
+                "volumeattributesclasses",
+                "Bl3MtjZ/n/s=",
+            ),
         ];
         for (g, v, p, want) in stored_elsewhere {
             assert_eq!(hash(g, v, p).as_deref(), Some(want), "{g}/{v} {p}");
