@@ -299,17 +299,23 @@ pub struct PathItem {
 impl PathItem {
     /// The operations present, in a fixed order.
     pub fn operations(&self) -> impl Iterator<Item = &Operation> {
+        self.methods().map(|(_, op)| op)
+    }
+
+    /// The operations present with their HTTP methods (`GET`, …), in the
+    /// order of [`PathItem::operations`].
+    pub fn methods(&self) -> impl Iterator<Item = (&'static str, &Operation)> {
         [
-            &self.get,
-            &self.put,
-            &self.post,
-            &self.delete,
-            &self.patch,
-            &self.head,
-            &self.options,
+            ("GET", &self.get),
+            ("PUT", &self.put),
+            ("POST", &self.post),
+            ("DELETE", &self.delete),
+            ("PATCH", &self.patch),
+            ("HEAD", &self.head),
+            ("OPTIONS", &self.options),
         ]
         .into_iter()
-        .flatten()
+        .filter_map(|(m, op)| Some((m, op.as_ref()?)))
     }
 }
 

@@ -55,11 +55,11 @@ pub fn resources_from_paths(input: &Input) -> Vec<ResourceIr> {
             None => seen.0.push(path.as_str()),
             Some(s) => seen.1.entry(s.clone()).or_default().push(path.as_str()),
         }
-        for op in item.operations() {
+        for (method, op) in item.methods() {
             let (Some(action), Some(gvk)) = (op.action.as_deref(), op.gvk.as_ref()) else {
                 continue;
             };
-            let Some(verb) = Action::parse(action).map(Action::verb) else {
+            let Some(verb) = Action::parse(action).and_then(|a| a.verb(method)) else {
                 continue;
             };
             let entry = by_key

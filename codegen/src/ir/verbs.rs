@@ -7,8 +7,6 @@
 /// sort: the generated `verbs: &[…]` tables list them that way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Verb {
-    /// `connect` (exec, attach, port-forward, proxy).
-    Connect,
     /// `create`.
     Create,
     /// `delete`.
@@ -28,7 +26,7 @@ pub enum Verb {
 }
 
 impl Verb {
-    /// Every verb a custom resource serves (all but `connect`).
+    /// Every verb a custom resource serves.
     pub const CUSTOM_RESOURCE: [Verb; 8] = [
         Verb::Create,
         Verb::Delete,
@@ -43,7 +41,6 @@ impl Verb {
     /// The verb as discovery spells it.
     pub fn as_str(self) -> &'static str {
         match self {
-            Verb::Connect => "connect",
             Verb::Create => "create",
             Verb::Delete => "delete",
             Verb::Deletecollection => "deletecollection",
@@ -100,9 +97,14 @@ impl Action {
         })
     }
 
-    /// The discovery verb the action stands for.
-    pub fn verb(self) -> Verb {
-        match self {
+    /// The discovery verb of an operation with this action and the HTTP
+    /// `method` (`GET`, …). A `connect` operation (exec, attach,
+    /// port-forward, proxy) stands for its method, as kube-apiserver's
+    /// installer maps a connecter's methods (`toDiscoveryKubeVerb`):
+    /// `GET` → get, `POST` → create, `PUT` → update, `PATCH` → patch,
+    /// `DELETE` → delete, and `HEAD` and `OPTIONS` → none (`None`).
+    pub fn verb(self, method: &str) -> Option<Verb> {
+        Some(match self {
             Action::Get => Verb::Get,
             Action::List => Verb::List,
             Action::Post => Verb::Create,
@@ -111,8 +113,15 @@ impl Action {
             Action::Delete => Verb::Delete,
             Action::Deletecollection => Verb::Deletecollection,
             Action::Watch | Action::Watchlist => Verb::Watch,
-            Action::Connect => Verb::Connect,
-        }
+            Action::Connect => match method {
+                "GET" => Verb::Get,
+                "POST" => Verb::Create,
+                "PUT" => Verb::Update,
+                "PATCH" => Verb::Patch,
+                "DELETE" => Verb::Delete,
+                _ => return None,
+            },
+        })
     }
 }
 
@@ -123,7 +132,7 @@ mod tests {
     #[test]
     fn verbs_sort_as_their_names() {
         let mut verbs = Verb::CUSTOM_RESOURCE.to_vec();
-        verbs.push(Verb::Connect);
+        verbs.reverse();
         verbs.sort();
         let names: Vec<_> = verbs.iter().map(|v| v.as_str()).collect();
         let mut sorted = names.clone();
@@ -133,12 +142,26 @@ mod tests {
 
     #[test]
     fn actions_map_to_verbs() {
-        assert_eq!(Action::parse("post").map(Action::verb), Some(Verb::Create));
-        assert_eq!(Action::parse("put").map(Action::verb), Some(Verb::Update));
-        assert_eq!(
-            Action::parse("watchlist").map(Action::verb),
-            Some(Verb::Watch)
-        );
+        let verb = |action: &str, method: &str| Action::parse(action)?.verb(method);
+        assert_eq!(verb("post", "POST"), Some(Verb::Create));
+        assert_eq!(verb("put", "PUT"), Some(Verb::Update));
+        assert_eq!(verb("watchlist", "GET"), Some(Verb::Watch));
         assert_eq!(Action::parse("proxy"), None);
+    }
+
+    #[test]
+    fn a_connect_operation_stands_for_its_method() {
+        // As kube-apiserver 1.35 lists pods/exec (GET, POST) and pods/proxy
+        // (every method): create, delete, get, patch, update.
+        let connect = |m: &str| Action::Connect.verb(m);
+        let exec: Vec<_> = ["GET", "POST"].into_iter().filter_map(connect).collect();
+        assert_eq!(exec, [Verb::Get, Verb::Create]);
+        let proxy: std::collections::BTreeSet<_> =
+            ["GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS"]
+                .into_iter()
+                .filter_map(connect)
+                .collect();
+        let names: Vec<_> = proxy.iter().map(|v| v.as_str()).collect();
+        assert_eq!(names, ["create", "delete", "get", "patch", "update"]);
     }
 }

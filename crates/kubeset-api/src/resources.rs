@@ -83,7 +83,8 @@ pub struct SubresourceInfo {
     pub resource: &'static str,
     /// Subresource name, e.g. `scale`.
     pub name: &'static str,
-    /// Verbs (`get`, `update`, `patch`, `create`, `connect`).
+    /// Discovery verbs (`get`, `update`, `patch`, `create`; a connect
+    /// subresource such as `exec` lists those of its HTTP methods).
     pub verbs: &'static [&'static str],
     /// The kind it takes or returns when that is not the parent's own kind
     /// (`autoscaling/v1 Scale` for `scale`, `policy/v1 Eviction` for

@@ -11,30 +11,40 @@ use serde_json::{Value, json};
 
 use kubeset_api::resources::SUBRESOURCES;
 
-use crate::resources::Resource;
+use crate::resources::{Resource, version_priority};
 
-/// Kubernetes version priority: GA before beta before alpha, then higher
-/// numbers first (`v2 > v1 > v1beta2 > v1beta1 > v1alpha1`).
-fn version_priority(v: &str) -> (u8, u32, u32) {
-    let Some(rest) = v.strip_prefix('v') else {
-        return (0, 0, 0);
-    };
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    let major: u32 = digits.parse().unwrap_or(0);
-    let tail = &rest[digits.len()..];
-    let (tier, minor) = if tail.is_empty() {
-        (3, 0)
-    } else if let Some(n) = tail.strip_prefix("beta") {
-        (2, n.parse().unwrap_or(0))
-    } else if let Some(n) = tail.strip_prefix("alpha") {
-        (1, n.parse().unwrap_or(0))
-    } else {
-        (0, 0)
-    };
-    (tier, major, minor)
-}
+/// The groups a kube-apiserver 1.35 serves by default, in the order its
+/// discovery lists them: by the `groupPriorityMinimum` of their
+/// APIServices (`apiVersionPriorities` in kube-apiserver's
+/// `cmd/kube-apiserver/app/aggregator.go`), highest first, then by name.
+/// A RESTMapper built from discovery prefers the earlier group when two
+/// serve a resource of one name.
+const GROUP_ORDER: &[&str] = &[
+    "apiregistration.k8s.io",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "resource.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+];
 
-/// Groups in first-seen order, each with its versions by priority.
+/// Groups in kube-apiserver's order ([`GROUP_ORDER`]), the others (groups
+/// off by default, custom resources) after them in first-seen order, each
+/// with its versions by priority.
 pub(crate) fn groups(resources: &[Arc<Resource>]) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     for r in resources.iter().filter(|r| !r.group.is_empty()) {
@@ -50,6 +60,13 @@ pub(crate) fn groups(resources: &[Arc<Resource>]) -> Vec<(String, Vec<String>)> 
     for (_, vs) in &mut out {
         vs.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
     }
+    // Stable: the others keep their first-seen order.
+    out.sort_by_key(|(g, _)| {
+        GROUP_ORDER
+            .iter()
+            .position(|o| o == g)
+            .unwrap_or(GROUP_ORDER.len())
+    });
     out
 }
 
@@ -134,6 +151,9 @@ pub(crate) fn resource_list(
             "verbs": r.verbs,
         });
         names_and_categories(&mut main, r);
+        if let Some(hash) = &r.storage_version_hash {
+            main["storageVersionHash"] = json!(hash);
+        }
         list.push(main);
         for sub in &r.subresources {
             let (gvk, verbs) = subresource_kind(r, sub);
@@ -237,19 +257,35 @@ fn names_and_categories(d: &mut Value, r: &Resource) {
     }
 }
 
+/// An aggregated `responseKind` as kube-apiserver writes it: for a
+/// built-in resource, group and version empty when they are the
+/// resource's own (only a subresource of another group-version, such as
+/// `scale`, names them); for a custom resource, always named.
+fn response_kind(r: &Resource, gvk: KindRef<'_>) -> Value {
+    if !r.custom && (gvk.group, gvk.version) == (r.group.as_str(), r.version.as_str()) {
+        json!({"group": "", "version": "", "kind": gvk.kind})
+    } else {
+        json!({"group": gvk.group, "version": gvk.version, "kind": gvk.kind})
+    }
+}
+
 fn resource_discovery(r: &Resource) -> Value {
     let subresources: Vec<Value> = r
         .subresources
         .iter()
         .map(|sub| {
             let (gvk, verbs) = subresource_kind(r, sub);
-            let gvk = json!({"group": gvk.group, "version": gvk.version, "kind": gvk.kind});
-            json!({"subresource": sub, "responseKind": gvk, "verbs": verbs})
+            json!({"subresource": sub, "responseKind": response_kind(r, gvk), "verbs": verbs})
         })
         .collect();
+    let own = KindRef {
+        group: &r.group,
+        version: &r.version,
+        kind: &r.kind,
+    };
     let mut d = json!({
         "resource": r.plural,
-        "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+        "responseKind": response_kind(r, own),
         "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
         "singularResource": r.singular,
         "verbs": r.verbs,
@@ -382,12 +418,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn versions_sort_by_kubernetes_priority() {
-        let mut vs = vec!["v1beta1", "v1", "v2", "v1alpha1", "v2beta2", "v1beta2"];
-        vs.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
+    fn groups_are_in_kube_apiservers_order_then_first_seen() {
+        let mut resources = crate::resources::builtin();
+        // A custom resource's group, seen after the built-in ones.
+        resources.extend(crate::resources::from_crd(&json!({"spec": {
+            "group": "a.example.com", "names": {"plural": "things", "kind": "Thing"},
+            "versions": [{"name": "v1"}],
+        }})));
+        let names: Vec<String> = groups(&resources).into_iter().map(|(g, _)| g).collect();
+        let known: Vec<&str> = GROUP_ORDER
+            .iter()
+            .copied()
+            .filter(|g| names.iter().any(|n| n == g))
+            .collect();
+        assert_eq!(names[..known.len()], known[..]);
+        assert_eq!(names.last().map(String::as_str), Some("a.example.com"));
+        let autoscaling = groups(&resources)
+            .into_iter()
+            .find(|(g, _)| g == "autoscaling")
+            .map(|(_, vs)| vs);
         assert_eq!(
-            vs,
-            ["v2", "v1", "v2beta2", "v1beta2", "v1beta1", "v1alpha1"]
+            autoscaling.as_deref(),
+            Some(&["v2".to_owned(), "v1".to_owned()][..])
         );
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use base64::Engine;
-use kubeset_api::resources::RESOURCES;
+use kubeset_api::resources::{RESOURCES, ResourceInfo};
 use serde_json::Value;
 
 use crate::util::strings;
@@ -48,6 +48,10 @@ pub(crate) struct Resource {
     pub(crate) deprecation: Option<String>,
     /// Discovery categories (`all` makes `kubectl get all` list it).
     pub(crate) categories: Vec<String>,
+    /// Discovery's `storageVersionHash` ([`storage_version_hash`] of the
+    /// kind the resource is stored as); `None` for a resource with no
+    /// storage (reviews, `bindings`, `componentstatuses`).
+    pub(crate) storage_version_hash: Option<String>,
     /// A CRD version's `schema.openAPIV3Schema`, for `/openapi`.
     pub(crate) schema: Option<Arc<Value>>,
     /// The same schema, compiled for admission on its first use (`None`:
@@ -103,7 +107,7 @@ impl Resource {
         self.subresources.iter().any(|s| s == "status")
     }
 
-    fn from_static(r: &kubeset_api::resources::ResourceInfo) -> Self {
+    fn from_static(r: &ResourceInfo) -> Self {
         let subresources: Vec<String> = r.subresources.iter().map(|s| (*s).to_owned()).collect();
         let scale = subresources
             .iter()
@@ -127,6 +131,7 @@ impl Resource {
             custom: false,
             deprecation: deprecation(r.group, r.version, r.kind),
             categories: builtin_categories(r.group, r.plural),
+            storage_version_hash: builtin_storage(r).map(|(g, v, k)| storage_version_hash(g, v, k)),
             schema: None,
             compiled: None,
             printer_columns: Vec::new(),
@@ -136,8 +141,92 @@ impl Resource {
     }
 }
 
-/// The `all` category of kube-apiserver.
+/// Kubernetes version priority: GA before beta before alpha, then higher
+/// numbers first (`v2 > v1 > v1beta2 > v1beta1 > v1alpha1`).
+pub(crate) fn version_priority(v: &str) -> (u8, u32, u32) {
+    let Some(rest) = v.strip_prefix('v') else {
+        return (0, 0, 0);
+    };
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let major: u32 = digits.parse().unwrap_or(0);
+    let tail = &rest[digits.len()..];
+    let (tier, minor) = if tail.is_empty() {
+        (3, 0)
+    } else if let Some(n) = tail.strip_prefix("beta") {
+        (2, n.parse().unwrap_or(0))
+    } else if let Some(n) = tail.strip_prefix("alpha") {
+        (1, n.parse().unwrap_or(0))
+    } else {
+        (0, 0)
+    };
+    (tier, major, minor)
+}
+
+/// kube-apiserver's `storageVersionHash` of the kind `group`/`version`/
+/// `kind` (`k8s.io/apiserver/pkg/endpoints/discovery`): the first 8 bytes
+/// of the SHA-256 of `group/version/kind` (`/v1/Pod` for the core group),
+/// in standard base64. Clients compare it to notice that a resource's
+/// storage version changed (the storage version migrator does).
+pub(crate) fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(format!("{group}/{version}/{kind}"));
+    base64::engine::general_purpose::STANDARD.encode(&digest[..8])
+}
+
+/// Built-in resources kube-apiserver 1.35 stores in a version other than
+/// the group's highest: `(group, plural, storage version)`. CRDs are still
+/// stored as `v1beta1`; VolumeAttributesClass, GA in 1.34, as `v1beta1`
+/// for one more release, so that a downgrade can read it.
+const STORAGE_VERSIONS: &[(&str, &str, &str)] = &[
+    (
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        "v1beta1",
+    ),
+    ("storage.k8s.io", "volumeattributesclasses", "v1beta1"),
+];
+
+/// The group, version and kind a built-in resource is stored as, `None`
+/// for one with no storage. Stored resources are the watchable ones (a
+/// review, `bindings` or `componentstatuses` has no store to watch);
+/// events of `events.k8s.io` are stored as core/v1 Events; every other is
+/// stored in [`STORAGE_VERSIONS`]'s version, or else in the group's
+/// highest version that serves it (`autoscaling/v2` for both versions of
+/// HorizontalPodAutoscaler).
+fn builtin_storage(r: &ResourceInfo) -> Option<(&'static str, &'static str, &'static str)> {
+    if !r.verbs.contains(&"watch") {
+        return None;
+    }
+    if r.group == "events.k8s.io" && r.plural == "events" {
+        return Some(("", "v1", "Event"));
+    }
+    if let Some((_, _, v)) = STORAGE_VERSIONS
+        .iter()
+        .find(|(g, p, _)| *g == r.group && *p == r.plural)
+    {
+        return Some((r.group, v, r.kind));
+    }
+    let highest = RESOURCES
+        .iter()
+        .filter(|o| o.group == r.group && o.plural == r.plural)
+        .max_by_key(|o| version_priority(o.version))?;
+    Some((r.group, highest.version, r.kind))
+}
+
+/// kube-apiserver's categories of a built-in resource: `all` (what
+/// `kubectl get all` lists) and `api-extensions` (the resources that
+/// extend the API or its admission: every admissionregistration.k8s.io
+/// resource, CRDs and APIServices).
 fn builtin_categories(group: &str, plural: &str) -> Vec<String> {
+    let extension = group == "admissionregistration.k8s.io"
+        || matches!(
+            (group, plural),
+            ("apiextensions.k8s.io", "customresourcedefinitions")
+                | ("apiregistration.k8s.io", "apiservices")
+        );
+    if extension {
+        return vec!["api-extensions".to_owned()];
+    }
     let all = matches!(
         (group, plural),
         ("", "pods" | "services" | "replicationcontrollers")
@@ -224,6 +313,13 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
     if group.is_empty() || plural.is_empty() || kind.is_empty() {
         return Vec::new();
     }
+    let storage_version_hash = spec["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|v| v["storage"].as_bool() == Some(true))
+        .and_then(|v| v["name"].as_str())
+        .map(|v| storage_version_hash(&group, v, &kind));
     let singular = match names["singular"].as_str() {
         Some(x) if !x.is_empty() => x.to_owned(),
         _ => kind.to_lowercase(),
@@ -235,13 +331,15 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
         plural,
         singular,
         namespaced: spec["scope"].as_str() != Some("Cluster"),
+        // In apiextensions-apiserver's order, not sorted (`kubectl
+        // api-resources -o wide` prints them so).
         verbs: [
-            "create",
             "delete",
             "deletecollection",
             "get",
             "list",
             "patch",
+            "create",
             "update",
             "watch",
         ]
@@ -258,6 +356,7 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
         printer_columns: Vec::new(),
         selectable_fields: Arc::from([]),
         categories: strings(&names["categories"]),
+        storage_version_hash,
         conversion: ConversionWebhook::of_crd(crd),
     };
     served_versions(crd)
@@ -398,6 +497,86 @@ mod tests {
         );
         assert_eq!((beta.schema.as_ref(), beta.compiled.as_ref()), (None, None));
         assert!(beta.printer_columns.is_empty() && beta.selectable_fields.is_empty());
+    }
+
+    #[test]
+    fn versions_sort_by_kubernetes_priority() {
+        let mut vs = vec!["v1beta1", "v1", "v2", "v1alpha1", "v2beta2", "v1beta2"];
+        vs.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
+        assert_eq!(
+            vs,
+            ["v2", "v1", "v2beta2", "v1beta2", "v1beta1", "v1alpha1"]
+        );
+    }
+
+    #[test]
+    fn storage_version_hashes_are_kube_apiservers() {
+        // As kube-apiserver v1.35.4 answers in /api/v1 and /apis/apps/v1.
+        assert_eq!(storage_version_hash("", "v1", "Pod"), "xPOwRZ+Yhw8=");
+        assert_eq!(
+            storage_version_hash("apps", "v1", "Deployment"),
+            "8aSe+NMegvE="
+        );
+        let hash = |group: &str, version: &str, plural: &str| {
+            builtin()
+                .iter()
+                .find(|r| r.group == group && r.version == version && r.plural == plural)
+                .map(|r| r.storage_version_hash.clone())
+                .expect("served")
+        };
+        // Stored in another version or group: the answers of v1.35.4.
+        let stored_elsewhere = [
+            (
+                "autoscaling",
+                "v1",
+                "horizontalpodautoscalers",
+                "qwQve8ut294=",
+            ),
+            (
+                "autoscaling",
+                "v2",
+                "horizontalpodautoscalers",
+                "qwQve8ut294=",
+            ),
+            ("events.k8s.io", "v1", "events", "r2yiGXH7wu8="),
+            ("", "v1", "events", "r2yiGXH7wu8="),
+            (
+                "apiextensions.k8s.io",
+                "v1",
+                "customresourcedefinitions",
+                "jfWCUB31mvA=",
+            ),
+            (
+                "storage.k8s.io",
+                "v1",
+                "volumeattributesclasses",
+                "Bl3MtjZ/n/s=",
+            ),
+        ];
+        for (g, v, p, want) in stored_elsewhere {
+            assert_eq!(hash(g, v, p).as_deref(), Some(want), "{g}/{v} {p}");
+        }
+        // No storage, no hash.
+        for (g, v, p) in [
+            ("", "v1", "bindings"),
+            ("", "v1", "componentstatuses"),
+            ("authentication.k8s.io", "v1", "tokenreviews"),
+            ("authorization.k8s.io", "v1", "subjectaccessreviews"),
+        ] {
+            assert_eq!(hash(g, v, p), None, "{g}/{v} {p}");
+        }
+    }
+
+    #[test]
+    fn a_crd_is_hashed_by_its_storage_version() {
+        let mut crd = crd();
+        crd["spec"]["versions"][0]["storage"] = json!(false);
+        crd["spec"]["versions"][1]["storage"] = json!(true);
+        let want = storage_version_hash("example.com", "v1beta1", "Widget");
+        for r in from_crd(&crd) {
+            assert_eq!(r.storage_version_hash.as_deref(), Some(want.as_str()));
+        }
+        assert_ne!(want, storage_version_hash("example.com", "v1", "Widget"));
     }
 
     #[test]

@@ -2438,7 +2438,7 @@ pub static SUBRESOURCES: &[SubresourceInfo] = &[
         version: "v1",
         resource: "nodes",
         name: "proxy",
-        verbs: &["connect"],
+        verbs: &["create", "delete", "get", "patch", "update"],
         kind: Some(KindRef {
             group: "",
             version: "v1",
@@ -2474,7 +2474,7 @@ pub static SUBRESOURCES: &[SubresourceInfo] = &[
         version: "v1",
         resource: "pods",
         name: "attach",
-        verbs: &["connect"],
+        verbs: &["create", "get"],
         kind: Some(KindRef {
             group: "",
             version: "v1",
@@ -2518,7 +2518,7 @@ pub static SUBRESOURCES: &[SubresourceInfo] = &[
         version: "v1",
         resource: "pods",
         name: "exec",
-        verbs: &["connect"],
+        verbs: &["create", "get"],
         kind: Some(KindRef {
             group: "",
             version: "v1",
@@ -2538,7 +2538,7 @@ pub static SUBRESOURCES: &[SubresourceInfo] = &[
         version: "v1",
         resource: "pods",
         name: "portforward",
-        verbs: &["connect"],
+        verbs: &["create", "get"],
         kind: Some(KindRef {
             group: "",
             version: "v1",
@@ -2550,7 +2550,7 @@ pub static SUBRESOURCES: &[SubresourceInfo] = &[
         version: "v1",
         resource: "pods",
         name: "proxy",
-        verbs: &["connect"],
+        verbs: &["create", "delete", "get", "patch", "update"],
         kind: Some(KindRef {
             group: "",
             version: "v1",
@@ -2618,7 +2618,7 @@ pub static SUBRESOURCES: &[SubresourceInfo] = &[
         version: "v1",
         resource: "services",
         name: "proxy",
-        verbs: &["connect"],
+        verbs: &["create", "delete", "get", "patch", "update"],
         kind: Some(KindRef {
             group: "",
             version: "v1",
