@@ -440,6 +440,13 @@ impl Inner {
         self.throttle_log.allow()
     }
 
+    /// Whether [`Inner::sleep`] has anything to do for `wait`: a replaced
+    /// sleeper sees every wait, zero too; tokio's timer is not asked to
+    /// wait zero (the attempt loops skip the call, and its async state).
+    pub(crate) fn sleeps(&self, wait: Duration) -> bool {
+        self.sleeper.is_some() || !wait.is_zero()
+    }
+
     /// Wait `wait` through the sleeper: a replaced one sees every wait,
     /// zero too; the default (tokio's timer, as
     /// [`TokioSleeper`](crate::backoff::TokioSleeper)) costs nothing for a

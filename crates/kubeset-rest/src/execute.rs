@@ -402,17 +402,6 @@ fn body_stream(resp: Sent, deadline: Option<Duration>) -> BoxStream<'static, Res
     .boxed()
 }
 
-/// Run the attempt loop until a final outcome: over the endpoint set when
-/// failover is active, else against the one server.
-async fn run(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
-    if inner.endpoints.active() {
-        // Boxed: its state is larger than the single-endpoint loop's, and
-        // every call would move it through the async states above.
-        return Box::pin(run_failover(inner, p)).await;
-    }
-    run_single(inner, p).await
-}
-
 /// The decision's view of an attempt's result (the `Retry-After` parsed
 /// once, here).
 fn attempt_of(result: &Result<Outcome, Error>) -> Attempt {
@@ -536,7 +525,10 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         Some(_) => Budget::new(total, Instant::now()),
         None => Budget::UNBOUNDED,
     };
-    throttle(inner, p, &ep.origin, "", &budget).await?;
+    // Without a limiter there is no async state to build (the common call).
+    if inner.rate_limiter.is_some() {
+        throttle(inner, p, &ep.origin, "", &budget).await?;
+    }
 
     let mut state = start_state(inner, p, None);
     let mut retry_wait: Option<Duration> = None;
@@ -544,7 +536,8 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     let mut last_status: Option<Error> = None;
     loop {
         match next_wait(inner, host, &budget, retry_wait) {
-            Wait::Sleep(wait) => inner.sleep(wait).await,
+            Wait::Sleep(wait) if inner.sleeps(wait) => inner.sleep(wait).await,
+            Wait::Sleep(_) => {}
             Wait::Exhausted { wait } => {
                 let last = last_status.take().or(previous.take());
                 return Err(exhausted(
@@ -567,7 +560,10 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
             let last = last_status.take().or(previous.take());
             return Err(wrap_previous(timed_out(p, &ep.origin, &budget), last));
         }
-        let permit = admit(inner, p, &ep.origin, &budget).await?;
+        let permit = match inner.adaptive {
+            Some(_) => admit(inner, p, &ep.origin, &budget).await?,
+            None => None,
+        };
         // A wait for an adaptive slot spent some of the budget.
         let limit = match permit {
             Some(_) => budget.remaining_at(Instant::now),
@@ -690,7 +686,8 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
             let mut last_status: Option<Error> = None;
             loop {
                 match next_wait(inner, host, &budget, retry_after) {
-                    Wait::Sleep(wait) => inner.sleep(wait).await,
+                    Wait::Sleep(wait) if inner.sleeps(wait) => inner.sleep(wait).await,
+                    Wait::Sleep(_) => {}
                     Wait::Exhausted { wait } if last_status.is_some() || retry_after.is_some() => {
                         return Err(exhausted(
                             p,
@@ -765,7 +762,16 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
 
 /// `send`: the final response with its whole body.
 pub(crate) async fn send(inner: &Inner, p: &Prepared) -> Result<Response, Error> {
-    let outcome = run(inner, p).await?;
+    // The attempt loop until a final outcome: over the endpoint set when
+    // failover is active, else against the one server (written out in
+    // `send` and `open_response`, not behind one more async layer).
+    let outcome = if inner.endpoints.active() {
+        // Boxed: its state is larger than the single-endpoint loop's, and
+        // every call would move it through the async states above.
+        Box::pin(run_failover(inner, p)).await?
+    } else {
+        run_single(inner, p).await?
+    };
     let body = match outcome.payload {
         Payload::Full(b) => b,
         // Not produced in `Do` mode; read it anyway rather than fail.
@@ -816,7 +822,11 @@ pub(crate) async fn open_response(
     inner: &Inner,
     p: &Prepared,
 ) -> Result<Result<Opened, Response>, Error> {
-    let outcome = run(inner, p).await?;
+    let outcome = if inner.endpoints.active() {
+        Box::pin(run_failover(inner, p)).await?
+    } else {
+        run_single(inner, p).await?
+    };
     Ok(match outcome.payload {
         Payload::Streaming(resp) => Ok(Opened {
             body: body_stream(*resp, p.stream_deadline),

@@ -233,29 +233,46 @@ pub(crate) fn path_escape(path: &str, out: &mut String) {
 }
 
 /// Query parameters: every value kept per key, keys encoded in sorted order
-/// (Go's `url.Values.Encode`).
+/// (Go's `url.Values.Encode`). A vector sorted by key: a request has a
+/// handful of keys at most, most have none (an empty one is free to build,
+/// move and drop, which a `BTreeMap` is not quite).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Params {
-    entries: std::collections::BTreeMap<String, Vec<String>>,
+    entries: Vec<(String, Vec<String>)>,
 }
 
 impl Params {
+    /// The values of `key`, inserted empty where missing.
+    fn values_mut(&mut self, key: &str) -> &mut Vec<String> {
+        let i = match self.entries.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
+            Ok(i) => i,
+            Err(i) => {
+                self.entries.insert(i, (key.to_owned(), Vec::new()));
+                i
+            }
+        };
+        &mut self.entries[i].1
+    }
+
     /// Append a value to `key`.
     pub(crate) fn add(&mut self, key: &str, value: &str) {
-        self.entries
-            .entry(key.to_owned())
-            .or_default()
-            .push(value.to_owned());
+        self.values_mut(key).push(value.to_owned());
     }
 
     /// Replace all values of `key` with `value`.
     pub(crate) fn set(&mut self, key: &str, value: &str) {
-        self.entries.insert(key.to_owned(), vec![value.to_owned()]);
+        let values = self.values_mut(key);
+        values.clear();
+        values.push(value.to_owned());
     }
 
     /// The first value of `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&str> {
-        self.entries.get(key)?.first().map(String::as_str)
+        let i = self
+            .entries
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()?;
+        self.entries[i].1.first().map(String::as_str)
     }
 
     /// Every (key, value), keys sorted, values in insertion order.
@@ -268,15 +285,13 @@ impl Params {
     /// Encode as `a=1&b=2&b=3` (keys sorted, values in insertion order).
     pub(crate) fn encode(&self) -> String {
         let mut out = String::new();
-        for (key, values) in &self.entries {
-            for value in values {
-                if !out.is_empty() {
-                    out.push('&');
-                }
-                query_escape(key, &mut out);
-                out.push('=');
-                query_escape(value, &mut out);
+        for (key, value) in self.pairs() {
+            if !out.is_empty() {
+                out.push('&');
             }
+            query_escape(key, &mut out);
+            out.push('=');
+            query_escape(value, &mut out);
         }
         out
     }
@@ -373,6 +388,14 @@ mod tests {
         assert_eq!(p.encode(), "bar=1&bar=2&foo=a+b&x=%C3%A9%26%3D");
         p.set("bar", "3");
         assert_eq!(p.encode(), "bar=3&foo=a+b&x=%C3%A9%26%3D");
+        p.set("a", "0");
+        assert_eq!(p.encode(), "a=0&bar=3&foo=a+b&x=%C3%A9%26%3D");
+        assert_eq!(
+            (p.get("bar"), p.get("a"), p.get("b")),
+            (Some("3"), Some("0"), None)
+        );
+        let pairs: Vec<_> = p.pairs().collect();
+        assert_eq!(pairs[..2], [("a", "0"), ("bar", "3")]);
     }
 
     #[test]
