@@ -122,11 +122,36 @@ fn kind_of(v: &Value) -> &str {
 
 /// One object's metadata as a `PartialObjectMetadata` of `version`.
 pub(crate) fn object(v: &Value, version: &str) -> Value {
+    of_metadata(v.get("metadata").cloned(), version)
+}
+
+/// The `PartialObjectMetadata` of `version` holding `metadata` (`None`:
+/// the object had none, an empty one).
+pub(crate) fn of_metadata(metadata: Option<Value>, version: &str) -> Value {
     json!({
         "kind": "PartialObjectMetadata",
         "apiVersion": format!("meta.k8s.io/{version}"),
-        "metadata": v.get("metadata").cloned().unwrap_or_else(|| json!({})),
+        "metadata": metadata.unwrap_or_else(|| json!({})),
     })
+}
+
+/// An object's top-level `metadata`, read from its JSON text without
+/// building the rest of the object (its other members are skipped as
+/// the parser reads past them): what [`object`] takes from the parsed
+/// object. `None` when it has none (or the text is not an object).
+pub(crate) fn metadata_of_text(text: &str) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct OnlyMetadata {
+        // `null` too is kept as it is, as `object` keeps it.
+        #[serde(default, deserialize_with = "present")]
+        metadata: Option<Value>,
+    }
+    fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+        serde::Deserialize::deserialize(d).map(Some)
+    }
+    serde_json::from_str::<OnlyMetadata>(text)
+        .ok()
+        .and_then(|o| o.metadata)
 }
 
 /// The answer `v` as `target` asks: `Ok(None)` to send it as it is (a

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Stored, as_version, stored};
+use crate::partial;
 use crate::resources::Resource;
 
 /// How the objects of one resource are written into an answer.
@@ -49,12 +50,21 @@ impl Writing {
             Self::Parsed => false,
         }
     }
+
+    /// The text [`Writing::write_text`] writes, borrowed; `None` when the
+    /// object must be parsed.
+    pub(crate) fn text<'a>(&self, obj: &'a Stored) -> Option<&'a str> {
+        match self {
+            Self::Text { api_version, kind } => obj.typed_text(api_version, kind),
+            Self::Parsed => None,
+        }
+    }
 }
 
-/// One list item: a built-in kind's without `apiVersion` and `kind`
-/// (kube-apiserver's typed lists leave them out), a custom resource's
-/// with them.
-fn write_item(res: &Resource, how: &Writing, obj: &Stored, out: &mut Vec<u8>) {
+/// One list item as a JSON list answer holds it: a built-in kind's
+/// without `apiVersion` and `kind` (kube-apiserver's typed lists leave
+/// them out), a custom resource's with them.
+pub(crate) fn write_item(res: &Resource, how: &Writing, obj: &Stored, out: &mut Vec<u8>) {
     let written = match how {
         Writing::Text { .. } if !res.custom => obj.write_untyped(out),
         _ => how.write_text(obj, out),
@@ -96,6 +106,51 @@ pub(crate) fn list_json(res: &Resource, envelope: &Value, items: &[Arc<Stored>])
                 out.push(b',');
             }
             write_item(res, &how, obj, out);
+        }
+        out.push(b']');
+    };
+    stored::write_members(members, &mut out, value, |_, _, _| {});
+    out
+}
+
+/// A `PartialObjectMetadataList` answer's JSON (`as=` at `meta.k8s.io/`
+/// `version`): `envelope` as [`list_json`] takes it, transformed as
+/// [`partial::transform`] transforms the whole list, each item's
+/// metadata read from its stored text without the rest of the object
+/// (parsed whole only where [`Writing`] says it must be).
+pub(crate) fn partial_list_json(
+    res: &Resource,
+    envelope: &Value,
+    items: &[Arc<Stored>],
+    version: &'static str,
+) -> Vec<u8> {
+    let how = Writing::of(res);
+    let partial = match partial::transform(envelope, partial::Target::List(version)) {
+        Ok(Some(p)) => p,
+        _ => envelope.clone(),
+    };
+    let mut out = Vec::with_capacity(256 + items.len() * 1024);
+    let Value::Object(members) = &partial else {
+        let _ = serde_json::to_writer(&mut out, &partial);
+        return out;
+    };
+    let value = |k: &str, v: &Value, out: &mut Vec<u8>| {
+        if k != "items" {
+            let _ = serde_json::to_writer(out, v);
+            return;
+        }
+        out.push(b'[');
+        for (j, obj) in items.iter().enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            let metadata = match how.text(obj) {
+                Some(text) => partial::metadata_of_text(text),
+                None => as_version(res, obj.to_value())
+                    .get_mut("metadata")
+                    .map(Value::take),
+            };
+            let _ = serde_json::to_writer(&mut *out, &partial::of_metadata(metadata, version));
         }
         out.push(b']');
     };
