@@ -13,7 +13,7 @@
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::BodyExt;
-use kubeset_api::protobuf::{CONTENT_TYPE, dynamic, wire};
+use kubeset_api::protobuf::{CONTENT_TYPE, Unknown, dynamic, wire};
 use serde_json::Value;
 
 use crate::resources::Resource;
@@ -176,11 +176,12 @@ pub(crate) fn prefers_protobuf(accept: &str) -> bool {
 }
 
 /// A list answer of a built-in kind in protobuf, written item by item
-/// from each item's JSON text as the JSON answer holds it
-/// ([`store::write_item`]): `envelope` is the list without its items (as
-/// [`store::list_json`] takes it). What [`encode_response`] makes of the
-/// JSON answer, without the JSON answer or a `Value` of it: one item's
-/// text and the output are held at a time.
+/// from each item's JSON text as the JSON answer holds it: `envelope` is
+/// the list without its items (as `store::list_json` takes it), and
+/// `next_item` writes the next item's text into the buffer it is given
+/// (empty), `false` when there is none. What [`encode_response`] makes
+/// of the JSON answer, without the JSON answer or a `Value` of it: one
+/// item's text and the output are held at a time.
 ///
 /// `None` when the kind has no codec or an item does not fit its model:
 /// the answer is then written in JSON, and [`encode_response`] answers
@@ -189,7 +190,7 @@ pub(crate) fn prefers_protobuf(accept: &str) -> bool {
 pub(crate) fn list_response(
     res: &Resource,
     envelope: &Value,
-    items: &[std::sync::Arc<crate::store::Stored>],
+    mut next_item: impl FnMut(&mut Vec<u8>) -> bool,
 ) -> Option<Response<Body>> {
     if res.custom {
         return None;
@@ -200,14 +201,12 @@ pub(crate) fn list_response(
     let list_codec = dynamic::kind(&api_version, list_kind)?;
     // The list's own fields (its `ListMeta`) as the model encodes them.
     let head = list_codec.encode(envelope).ok()?;
-    let head = kubeset_api::protobuf::Unknown::parse(&head).ok()?;
-    let how = crate::store::Writing::of(res);
+    let head = Unknown::parse(&head).ok()?;
     let mut raw = head.raw.to_vec();
     let mut item = Vec::new();
-    for obj in items {
-        item.clear();
-        crate::store::write_item(res, &how, obj, &mut item);
+    while next_item(&mut item) {
         let message = item_codec.message_from_json(&item).ok()?;
+        item.clear();
         // `items` is field 2 of every list kind (`metadata` is field 1).
         wire::put_raw(&mut raw, 2, &message);
         if raw.len() > MAX_CONVERTED {
@@ -215,7 +214,7 @@ pub(crate) fn list_response(
         }
     }
     let mut body = Vec::with_capacity(raw.len() + 64);
-    kubeset_api::protobuf::Unknown { raw: &raw, ..head }.write(&mut body);
+    Unknown { raw: &raw, ..head }.write(&mut body);
     let mut r = Response::new(full(body));
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
@@ -329,93 +328,5 @@ mod tests {
         let crd =
             serde_json::json!({"type": "ADDED", "object": {"apiVersion": "x.io/v1", "kind": "X"}});
         assert!(watch_frame(&crd).is_none());
-    }
-
-    fn pods() -> (
-        std::sync::Arc<Resource>,
-        Vec<Value>,
-        Vec<std::sync::Arc<crate::store::Stored>>,
-    ) {
-        let res = crate::resources::builtin()
-            .into_iter()
-            .find(|r| r.group.is_empty() && r.plural == "pods")
-            .expect("served");
-        let objs: Vec<Value> = (0..3)
-            .map(|i| {
-                serde_json::json!({"apiVersion": "v1", "kind": "Pod",
-                    "metadata": {"name": format!("p{i}"), "resourceVersion": "5",
-                        "labels": {"a": "\u{e9}\"\n"}, "annotations": {"x": ""}},
-                    "spec": {"containers": [{"name": "c", "image": "i",
-                        "ports": [{"containerPort": 80}],
-                        "resources": {"limits": {"cpu": "1500m", "memory": "1Gi"}},
-                        "livenessProbe": {"httpGet": {"port": "http"}}}],
-                        "activeDeadlineSeconds": 2_147_483_647},
-                    "status": {"phase": "Running", "startTime": "2024-01-02T03:04:05Z"}})
-            })
-            .collect();
-        let stored = objs
-            .iter()
-            .map(|o| std::sync::Arc::new(crate::store::Stored::new(&res.storage_key(), o)))
-            .collect();
-        (res, objs, stored)
-    }
-
-    async fn body_of(r: Response<Body>) -> Bytes {
-        r.into_body()
-            .collect()
-            .await
-            .expect("a full body")
-            .to_bytes()
-    }
-
-    /// A protobuf list written item by item from the stored text is byte
-    /// for byte the conversion of the whole parsed JSON list; a watch
-    /// frame from the text is the frame of the parsed event.
-    #[tokio::test]
-    async fn answers_from_the_text_are_the_converted_answers() {
-        let (res, objs, stored) = pods();
-        let envelope = serde_json::json!({"kind": "PodList", "apiVersion": "v1",
-            "metadata": {"resourceVersion": "9", "continue": "c", "remainingItemCount": 4},
-            "items": []});
-        let body = crate::store::list_json(&res, &envelope, &stored);
-        let whole: Value = serde_json::from_slice(&body).unwrap();
-        let converted = dynamic::from_json(&whole).unwrap().unwrap();
-        let r = list_response(&res, &envelope, &stored).expect("pods have a codec");
-        assert_eq!(r.headers()[header::CONTENT_TYPE], CONTENT_TYPE);
-        assert_eq!(body_of(r).await, converted);
-
-        let codec = dynamic::kind("v1", "Pod").unwrap();
-        for (obj, stored) in objs.iter().zip(&stored) {
-            let how = crate::store::Writing::of(&res);
-            let text = how.text(stored).expect("stored as text, in its version");
-            let event = serde_json::json!({"type": "MODIFIED", "object": obj});
-            assert_eq!(
-                watch_frame_of_text(codec, "MODIFIED", text),
-                watch_frame(&event)
-            );
-        }
-        // Not the model's (a string for a number): no answer from the text.
-        let bad = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": "x"}, "spec": {"activeDeadlineSeconds": "soon"}});
-        let bad = vec![std::sync::Arc::new(crate::store::Stored::new(
-            &res.storage_key(),
-            &bad,
-        ))];
-        assert!(list_response(&res, &envelope, &bad).is_none());
-    }
-
-    /// A `PartialObjectMetadataList` written from each item's metadata is
-    /// byte for byte the transformed whole list.
-    #[test]
-    fn metadata_lists_from_the_text_are_the_transformed_lists() {
-        let (res, _, stored) = pods();
-        let envelope = serde_json::json!({"kind": "PodList", "apiVersion": "v1",
-            "metadata": {"resourceVersion": "9"}, "items": []});
-        let whole: Value =
-            serde_json::from_slice(&crate::store::list_json(&res, &envelope, &stored)).unwrap();
-        let target = crate::partial::Target::List("v1");
-        let transformed = crate::partial::transform(&whole, target).unwrap().unwrap();
-        let body = crate::store::partial_list_json(&res, &envelope, &stored, "v1");
-        assert_eq!(String::from_utf8(body).ok(), Some(transformed.to_string()));
     }
 }

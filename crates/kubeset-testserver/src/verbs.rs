@@ -228,7 +228,7 @@ pub(crate) fn watch(
 /// GET of a collection: one page, as a list or a Table. A plain list
 /// (no Table, no conversion webhook) is written from the stored text:
 /// in JSON ([`store::list_json`]), in protobuf item by item
-/// ([`crate::protobuf::list_response`]), or as
+/// ([`store::protobuf_list`]), or as
 /// `as=PartialObjectMetadataList` from each item's metadata
 /// ([`store::partial_list_json`]); the others parse the page's objects.
 pub(crate) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
@@ -246,7 +246,7 @@ pub(crate) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         crate::partial::Target::Whole if from_text => {
             let envelope = list_envelope(call, &page, Vec::new());
             if crate::protobuf::prefers_protobuf(call.accept)
-                && let Some(r) = crate::protobuf::list_response(&call.res, &envelope, &page.items)
+                && let Some(r) = store::protobuf_list(&call.res, &envelope, &page.items)
             {
                 return Ok(r);
             }

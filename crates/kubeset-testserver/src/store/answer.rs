@@ -14,11 +14,13 @@
 
 use std::sync::Arc;
 
+use http::Response;
 use serde_json::Value;
 
 use super::{Stored, as_version, stored};
 use crate::partial;
 use crate::resources::Resource;
+use crate::wire::Body;
 
 /// How the objects of one resource are written into an answer.
 pub(crate) enum Writing {
@@ -64,7 +66,7 @@ impl Writing {
 /// One list item as a JSON list answer holds it: a built-in kind's
 /// without `apiVersion` and `kind` (kube-apiserver's typed lists leave
 /// them out), a custom resource's with them.
-pub(crate) fn write_item(res: &Resource, how: &Writing, obj: &Stored, out: &mut Vec<u8>) {
+fn write_item(res: &Resource, how: &Writing, obj: &Stored, out: &mut Vec<u8>) {
     let written = match how {
         Writing::Text { .. } if !res.custom => obj.write_untyped(out),
         _ => how.write_text(obj, out),
@@ -111,6 +113,25 @@ pub(crate) fn list_json(res: &Resource, envelope: &Value, items: &[Arc<Stored>])
     };
     stored::write_members(members, &mut out, value, |_, _, _| {});
     out
+}
+
+/// A list answer in protobuf ([`crate::protobuf::list_response`]: each
+/// item's text as [`list_json`] writes it, read into the model one at a
+/// time); `None` when it is written in JSON.
+pub(crate) fn protobuf_list(
+    res: &Resource,
+    envelope: &Value,
+    items: &[Arc<Stored>],
+) -> Option<Response<Body>> {
+    let how = Writing::of(res);
+    let mut items = items.iter();
+    crate::protobuf::list_response(res, envelope, |out| match items.next() {
+        Some(obj) => {
+            write_item(res, &how, obj, out);
+            true
+        }
+        None => false,
+    })
 }
 
 /// A `PartialObjectMetadataList` answer's JSON (`as=` at `meta.k8s.io/`
@@ -171,4 +192,96 @@ pub(crate) fn event_line(how: &Writing, kind: &str, obj: &Stored) -> Option<Vec<
     }
     line.extend_from_slice(b"}\n");
     Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use http::header;
+    use http_body_util::BodyExt;
+    use kubeset_api::protobuf::{CONTENT_TYPE, dynamic};
+
+    use super::*;
+    use crate::protobuf;
+
+    fn pods() -> (Arc<Resource>, Vec<Value>, Vec<Arc<Stored>>) {
+        let res = crate::resources::builtin()
+            .into_iter()
+            .find(|r| r.group.is_empty() && r.plural == "pods")
+            .expect("served");
+        let objs: Vec<Value> = (0..3)
+            .map(|i| {
+                serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": format!("p{i}"), "resourceVersion": "5",
+                        "labels": {"a": "\u{e9}\"\n"}, "annotations": {"x": ""}},
+                    "spec": {"containers": [{"name": "c", "image": "i",
+                        "ports": [{"containerPort": 80}],
+                        "resources": {"limits": {"cpu": "1500m", "memory": "1Gi"}},
+                        "livenessProbe": {"httpGet": {"port": "http"}}}],
+                        "activeDeadlineSeconds": 2_147_483_647},
+                    "status": {"phase": "Running", "startTime": "2024-01-02T03:04:05Z"}})
+            })
+            .collect();
+        let stored = objs
+            .iter()
+            .map(|o| Arc::new(super::Stored::new(&res.storage_key(), o)))
+            .collect();
+        (res, objs, stored)
+    }
+
+    async fn body_of(r: Response<Body>) -> Bytes {
+        r.into_body()
+            .collect()
+            .await
+            .expect("a full body")
+            .to_bytes()
+    }
+
+    /// A protobuf list written item by item from the stored text is byte
+    /// for byte the conversion of the whole parsed JSON list; a watch
+    /// frame from the text is the frame of the parsed event.
+    #[tokio::test]
+    async fn answers_from_the_text_are_the_converted_answers() {
+        let (res, objs, stored) = pods();
+        let envelope = serde_json::json!({"kind": "PodList", "apiVersion": "v1",
+            "metadata": {"resourceVersion": "9", "continue": "c", "remainingItemCount": 4},
+            "items": []});
+        let body = super::list_json(&res, &envelope, &stored);
+        let whole: Value = serde_json::from_slice(&body).unwrap();
+        let converted = dynamic::from_json(&whole).unwrap().unwrap();
+        let r = protobuf_list(&res, &envelope, &stored).expect("pods have a codec");
+        assert_eq!(r.headers()[header::CONTENT_TYPE], CONTENT_TYPE);
+        assert_eq!(body_of(r).await, converted);
+
+        let codec = dynamic::kind("v1", "Pod").unwrap();
+        for (obj, stored) in objs.iter().zip(&stored) {
+            let how = super::Writing::of(&res);
+            let text = how.text(stored).expect("stored as text, in its version");
+            let event = serde_json::json!({"type": "MODIFIED", "object": obj});
+            assert_eq!(
+                protobuf::watch_frame_of_text(codec, "MODIFIED", text),
+                protobuf::watch_frame(&event)
+            );
+        }
+        // Not the model's (a string for a number): no answer from the text.
+        let bad = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "x"}, "spec": {"activeDeadlineSeconds": "soon"}});
+        let bad = vec![Arc::new(super::Stored::new(&res.storage_key(), &bad))];
+        assert!(protobuf_list(&res, &envelope, &bad).is_none());
+    }
+
+    /// A `PartialObjectMetadataList` written from each item's metadata is
+    /// byte for byte the transformed whole list.
+    #[test]
+    fn metadata_lists_from_the_text_are_the_transformed_lists() {
+        let (res, _, stored) = pods();
+        let envelope = serde_json::json!({"kind": "PodList", "apiVersion": "v1",
+            "metadata": {"resourceVersion": "9"}, "items": []});
+        let whole: Value =
+            serde_json::from_slice(&super::list_json(&res, &envelope, &stored)).unwrap();
+        let target = crate::partial::Target::List("v1");
+        let transformed = crate::partial::transform(&whole, target).unwrap().unwrap();
+        let body = super::partial_list_json(&res, &envelope, &stored, "v1");
+        assert_eq!(String::from_utf8(body).ok(), Some(transformed.to_string()));
+    }
 }
