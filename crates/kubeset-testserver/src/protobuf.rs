@@ -9,6 +9,12 @@
 //! kube-apiserver serves it ([`WATCH_CONTENT_TYPE`], [`watch_frame`]);
 //! custom resources and Table watches stay JSON (clients pick the decoder
 //! by the response's `Content-Type`).
+//!
+//! Lists and watch events are encoded from the objects' stored JSON text,
+//! one object at a time, read straight into the kind's model
+//! ([`list_response`], [`watch_frame_of_text`]); the other answers (one
+//! object, a Status, an object the store keeps parsed) are converted from
+//! their JSON ([`encode_response`], [`watch_frame`]).
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};

@@ -83,9 +83,14 @@ impl Writer {
             }
             Target::Whole => store::event_line(&self.how, kind, obj),
             Target::Object(version) => {
-                let metadata = partial::metadata_of_text(self.how.text(obj)?);
-                let object = partial::of_metadata(metadata, version);
-                Some(json_line(&json!({"type": kind, "object": object})))
+                let metadata = partial::metadata_text(self.how.text(obj)?);
+                let mut line = Vec::with_capacity(metadata.map_or(0, str::len) + 128);
+                line.extend_from_slice(b"{\"type\":");
+                let _ = serde_json::to_writer(&mut line, kind);
+                line.extend_from_slice(b",\"object\":");
+                partial::write_object(metadata, version, &mut line);
+                line.extend_from_slice(b"}\n");
+                Some(line)
             }
             Target::List(_) | Target::NotAcceptable => None,
         }

@@ -165,13 +165,16 @@ pub(crate) fn partial_list_json(
             if j > 0 {
                 out.push(b',');
             }
-            let metadata = match how.text(obj) {
-                Some(text) => partial::metadata_of_text(text),
-                None => as_version(res, obj.to_value())
-                    .get_mut("metadata")
-                    .map(Value::take),
-            };
-            let _ = serde_json::to_writer(&mut *out, &partial::of_metadata(metadata, version));
+            match how.text(obj) {
+                Some(text) => partial::write_object(partial::metadata_text(text), version, out),
+                None => {
+                    let metadata = as_version(res, obj.to_value())
+                        .get_mut("metadata")
+                        .map(Value::take);
+                    let _ =
+                        serde_json::to_writer(&mut *out, &partial::of_metadata(metadata, version));
+                }
+            }
         }
         out.push(b']');
     };
