@@ -627,6 +627,31 @@ mod tests {
         assert_eq!(json.unwrap()["code"], 404);
     }
 
+    /// JSON text is encoded as the parsed object is, enveloped or bare;
+    /// text that is not the model's is an error naming the kind.
+    #[cfg(all(feature = "core-v1", feature = "protobuf-json"))]
+    #[test]
+    fn json_text_encodes_as_the_parsed_object() {
+        let cm = kind("v1", "ConfigMap").expect("a codec");
+        let obj = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "labels": {"k": "\u{e9}\"\n"}},
+            "data": {"x": "1"}, "binaryData": {"b": "AAE="}});
+        let text = obj.to_string();
+        let enveloped = cm.encode_json(text.as_bytes()).unwrap();
+        assert_eq!(enveloped, cm.encode(&obj).unwrap());
+        assert_eq!(from_json(&obj).unwrap().unwrap(), enveloped);
+        let u = Unknown::parse(&enveloped).unwrap();
+        assert_eq!(
+            (u.api_version.as_str(), u.kind.as_str()),
+            ("v1", "ConfigMap")
+        );
+        assert_eq!(cm.message_from_json(text.as_bytes()).unwrap(), u.raw);
+        assert_eq!(to_json(&enveloped).unwrap(), obj);
+        let e = cm.encode_json(br#"{"data": {"x": 1}}"#).unwrap_err();
+        assert!(matches!(e, DynamicError::Json { .. }), "{e}");
+        assert!(cm.message_from_json(b"{").is_err());
+    }
+
     #[cfg(feature = "core-v1")]
     #[test]
     fn typed_by_type_id() {
