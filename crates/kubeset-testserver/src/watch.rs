@@ -72,7 +72,7 @@ impl Writer {
     /// (the text read straight into the model), or the
     /// `PartialObjectMetadata` of its metadata. `None` when the object
     /// must be parsed.
-    fn from_text(&self, kind: &str, obj: &Stored) -> Option<Vec<u8>> {
+    fn text_event(&self, kind: &str, obj: &Stored) -> Option<Vec<u8>> {
         if self.table.is_some() {
             return None;
         }
@@ -212,7 +212,7 @@ impl WatchRequest {
             .map(|(_, obj)| obj);
         if self.res.conversion.is_none() {
             for obj in matching {
-                let sent = match w.from_text("ADDED", obj) {
+                let sent = match w.text_event("ADDED", obj) {
                     Some(line) => w.send_bytes(line).await,
                     None => {
                         let obj = store::as_version(&self.res, obj.to_value());
@@ -379,7 +379,7 @@ fn definition_changed(store: &Store, res: &Resource) -> bool {
 /// kind then sends the text the store keeps, none parses it.
 async fn send_event(w: &Writer, res: &Resource, ev: &store::Event, seen: &str) -> bool {
     if !shows_old(ev, seen)
-        && let Some(line) = w.from_text(seen, &ev.object)
+        && let Some(line) = w.text_event(seen, &ev.object)
     {
         return w.send_bytes(line).await;
     }
