@@ -10,6 +10,7 @@
 //! Pure: the Accept header and the answer in, the answer (or the refusal)
 //! out.
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::status::ApiError;
@@ -122,11 +123,53 @@ fn kind_of(v: &Value) -> &str {
 
 /// One object's metadata as a `PartialObjectMetadata` of `version`.
 pub(crate) fn object(v: &Value, version: &str) -> Value {
+    of_metadata(v.get("metadata").cloned(), version)
+}
+
+/// The `PartialObjectMetadata` of `version` holding `metadata` (`None`:
+/// the object had none, an empty one).
+pub(crate) fn of_metadata(metadata: Option<Value>, version: &str) -> Value {
     json!({
         "kind": "PartialObjectMetadata",
         "apiVersion": format!("meta.k8s.io/{version}"),
-        "metadata": v.get("metadata").cloned().unwrap_or_else(|| json!({})),
+        "metadata": metadata.unwrap_or_else(|| json!({})),
     })
+}
+
+/// An object's top-level `metadata` member's text, found in its JSON
+/// text without building anything (the parser only checks what it reads
+/// past): what [`object`] takes from the parsed object. `None` when it
+/// has none (or the text is not an object).
+pub(crate) fn metadata_text(text: &str) -> Option<&str> {
+    #[derive(serde::Deserialize)]
+    struct OnlyMetadata<'a> {
+        // `null` too is kept as it is, as `object` keeps it.
+        #[serde(borrow, default, deserialize_with = "present")]
+        metadata: Option<&'a RawValue>,
+    }
+    fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+        serde::Deserialize::deserialize(d).map(Some)
+    }
+    // Not an array: a struct is read from one too (its members in order).
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str::<OnlyMetadata<'_>>(text)
+        .ok()
+        .and_then(|o| o.metadata)
+        .map(RawValue::get)
+}
+
+/// Writes the `PartialObjectMetadata` of `version` whose `metadata` is
+/// the JSON text `metadata` (`None`: an empty one) as [`of_metadata`]'s
+/// value prints (its members in the map's order, which the tests check),
+/// the metadata's text copied.
+pub(crate) fn write_object(metadata: Option<&str>, version: &str, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"apiVersion\":\"meta.k8s.io/");
+    out.extend_from_slice(version.as_bytes());
+    out.extend_from_slice(b"\",\"kind\":\"PartialObjectMetadata\",\"metadata\":");
+    out.extend_from_slice(metadata.unwrap_or("{}").as_bytes());
+    out.push(b'}');
 }
 
 /// The answer `v` as `target` asks: `Ok(None)` to send it as it is (a
@@ -194,6 +237,31 @@ mod tests {
             target(&format!("{pom};q=0.5, application/json")),
             Target::Whole
         );
+    }
+
+    /// The metadata copied from an object's text is printed as the
+    /// parsed object's `PartialObjectMetadata`.
+    #[test]
+    fn metadata_from_the_text_is_the_printed_partial_object() {
+        let objs = [
+            json!({"apiVersion": "v1", "kind": "Pod", "spec": {"metadata": 1},
+                "metadata": {"name": "a", "labels": {"k": "\u{e9}\"\n"}, "n": [1.5, null]}}),
+            json!({"kind": "Pod", "metadata": null}),
+            json!({"kind": "Pod"}),
+        ];
+        for obj in objs {
+            let text = obj.to_string();
+            for version in ["v1", "v1beta1"] {
+                let mut out = Vec::new();
+                write_object(metadata_text(&text), version, &mut out);
+                assert_eq!(
+                    String::from_utf8(out).ok(),
+                    Some(object(&obj, version).to_string())
+                );
+            }
+        }
+        assert_eq!(metadata_text("[1]"), None);
+        assert_eq!(metadata_text(" {\"metadata\": {}}"), Some("{}"));
     }
 
     #[test]

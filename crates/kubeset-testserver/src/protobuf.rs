@@ -9,11 +9,17 @@
 //! kube-apiserver serves it ([`WATCH_CONTENT_TYPE`], [`watch_frame`]);
 //! custom resources and Table watches stay JSON (clients pick the decoder
 //! by the response's `Content-Type`).
+//!
+//! Lists and watch events are encoded from the objects' stored JSON text,
+//! one object at a time, read straight into the kind's model
+//! ([`list_response`], [`watch_frame_of_text`]); the other answers (one
+//! object, a Status, an object the store keeps parsed) are converted from
+//! their JSON ([`encode_response`], [`watch_frame`]).
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::BodyExt;
-use kubeset_api::protobuf::{CONTENT_TYPE, dynamic, wire};
+use kubeset_api::protobuf::{CONTENT_TYPE, Unknown, dynamic, wire};
 use serde_json::Value;
 
 use crate::resources::Resource;
@@ -137,14 +143,88 @@ pub(crate) fn watch_in_protobuf(res: &Resource, accept: &str) -> bool {
 /// object's own `k8s\0` + `runtime.Unknown` bytes. `None` when the object
 /// has no codec or does not fit its model.
 pub(crate) fn watch_frame(event: &Value) -> Option<Vec<u8>> {
-    let event_type = event.get("type")?.as_str()?.to_owned();
+    let event_type = event.get("type")?.as_str()?;
     let object = dynamic::from_json(event.get("object")?).ok()??;
-    let mut msg = Vec::with_capacity(object.len() + 24);
-    wire::put_string(&mut msg, 1, &event_type);
-    wire::put_record(&mut msg, 2, |b| wire::put_raw(b, 1, &object));
-    let mut frame = u32::try_from(msg.len()).ok()?.to_be_bytes().to_vec();
+    frame(event_type, &object)
+}
+
+/// The watch frame of an event of `event_type` whose object is the JSON
+/// text `json` of `codec`'s kind (its stored text), as [`watch_frame`]
+/// writes the parsed event, with no `Value` in between. `None` when the
+/// text does not fit the model.
+pub(crate) fn watch_frame_of_text(
+    codec: &dynamic::Kind,
+    event_type: &str,
+    json: &str,
+) -> Option<Vec<u8>> {
+    let object = codec.encode_json(json.as_bytes()).ok()?;
+    frame(event_type, &object)
+}
+
+/// A 4-byte big-endian length, then the `metav1.WatchEvent` of
+/// `event_type` and the enveloped `object`.
+fn frame(event_type: &str, object: &[u8]) -> Option<Vec<u8>> {
+    let mut msg = Vec::with_capacity(object.len() + 24 + event_type.len());
+    wire::put_raw(&mut msg, 1, event_type.as_bytes());
+    wire::put_record(&mut msg, 2, |b| wire::put_raw(b, 1, object));
+    let mut frame = Vec::with_capacity(msg.len() + 4);
+    frame.extend_from_slice(&u32::try_from(msg.len()).ok()?.to_be_bytes());
     frame.extend(msg);
     Some(frame)
+}
+
+/// Whether the Accept header `accept` prefers protobuf (as
+/// [`Negotiation`] reads the request's).
+pub(crate) fn prefers_protobuf(accept: &str) -> bool {
+    clauses_of(std::iter::once(accept))
+        .first()
+        .is_some_and(|c| c.protobuf)
+}
+
+/// A list answer of a built-in kind in protobuf, written item by item
+/// from each item's JSON text as the JSON answer holds it: `envelope` is
+/// the list without its items (as `store::list_json` takes it), and
+/// `next_item` writes the next item's text into the buffer it is given
+/// (empty), `false` when there is none. What [`encode_response`] makes
+/// of the JSON answer, without the JSON answer or a `Value` of it: one
+/// item's text and the output are held at a time.
+///
+/// `None` when the kind has no codec or an item does not fit its model:
+/// the answer is then written in JSON, and [`encode_response`] answers
+/// as it does (406, or JSON). An answer past [`MAX_CONVERTED`] is the
+/// 500 a JSON answer past it was.
+pub(crate) fn list_response(
+    res: &Resource,
+    envelope: &Value,
+    mut next_item: impl FnMut(&mut Vec<u8>) -> bool,
+) -> Option<Response<Body>> {
+    if res.custom {
+        return None;
+    }
+    let api_version = res.api_version();
+    let item_codec = dynamic::kind(&api_version, &res.kind)?;
+    let list_kind = envelope.get("kind")?.as_str()?;
+    let list_codec = dynamic::kind(&api_version, list_kind)?;
+    // The list's own fields (its `ListMeta`) as the model encodes them.
+    let head = list_codec.encode(envelope).ok()?;
+    let head = Unknown::parse(&head).ok()?;
+    let mut raw = head.raw.to_vec();
+    let mut item = Vec::new();
+    while next_item(&mut item) {
+        let message = item_codec.message_from_json(&item).ok()?;
+        item.clear();
+        // `items` is field 2 of every list kind (`metadata` is field 1).
+        wire::put_raw(&mut raw, 2, &message);
+        if raw.len() > MAX_CONVERTED {
+            return Some(error(500, "InternalError", "response too large to convert"));
+        }
+    }
+    let mut body = Vec::with_capacity(raw.len() + 64);
+    Unknown { raw: &raw, ..head }.write(&mut body);
+    let mut r = Response::new(full(body));
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
+    Some(r)
 }
 
 /// Re-encodes a JSON response in protobuf when negotiated; answers 406

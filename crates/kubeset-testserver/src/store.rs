@@ -25,7 +25,7 @@ mod delete;
 mod stored;
 mod write;
 
-pub(crate) use self::answer::{Writing, event_line, list_json};
+pub(crate) use self::answer::{Writing, event_line, list_json, partial_list_json, protobuf_list};
 pub(crate) use self::stored::Stored;
 
 /// Watch event types.

@@ -226,9 +226,11 @@ pub(crate) fn watch(
 }
 
 /// GET of a collection: one page, as a list or a Table. A plain list
-/// (no Table, no `as=PartialObjectMetadataList`, no conversion webhook)
-/// is written from the stored text ([`store::list_json`]); the others
-/// parse the page's objects.
+/// (no Table, no conversion webhook) is written from the stored text:
+/// in JSON ([`store::list_json`]), in protobuf item by item
+/// ([`store::protobuf_list`]), or as
+/// `as=PartialObjectMetadataList` from each item's metadata
+/// ([`store::partial_list_json`]); the others parse the page's objects.
 pub(crate) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let limit = options::list(call.query, false)?.limit;
     let page = call.store().list_page(
@@ -239,16 +241,24 @@ pub(crate) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         limit,
         call.query.get("continue").filter(|c| !c.is_empty()),
     )?;
-    let plain = !call.wants_table()
-        && call.res.conversion.is_none()
-        && matches!(
-            crate::partial::target(call.accept),
-            crate::partial::Target::Whole
-        );
-    if plain {
-        let envelope = list_envelope(call, &page, Vec::new());
-        let body = store::list_json(&call.res, &envelope, &page.items);
-        return Ok(json_body_response(200, body));
+    let from_text = !call.wants_table() && call.res.conversion.is_none();
+    match crate::partial::target(call.accept) {
+        crate::partial::Target::Whole if from_text => {
+            let envelope = list_envelope(call, &page, Vec::new());
+            if crate::protobuf::prefers_protobuf(call.accept)
+                && let Some(r) = store::protobuf_list(&call.res, &envelope, &page.items)
+            {
+                return Ok(r);
+            }
+            let body = store::list_json(&call.res, &envelope, &page.items);
+            return Ok(json_body_response(200, body));
+        }
+        crate::partial::Target::List(version) if from_text => {
+            let envelope = list_envelope(call, &page, Vec::new());
+            let body = store::partial_list_json(&call.res, &envelope, &page.items, version);
+            return Ok(json_body_response(200, body));
+        }
+        _ => {}
     }
     let items = store::as_served(&call.res, &page.items);
     let items = crate::conversion::call::read(&call.res, items)

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use kubeset_api::protobuf::dynamic;
 use serde_json::{Value, json};
 
 use crate::fanout::{Gone, QueueTx, Watches};
@@ -57,12 +58,44 @@ struct Writer {
     /// What `as=` asked the events' objects to be.
     partial: Target,
     protobuf: bool,
+    /// The kind's codec, for a protobuf watch.
+    codec: Option<&'static dynamic::Kind>,
     /// How an event's object is written: from the stored text for a
-    /// plain JSON watch of a kind read as stored, else parsed per event.
+    /// watch of a kind read as stored (JSON, protobuf or its metadata;
+    /// not a Table), else parsed per event.
     how: Writing,
 }
 
 impl Writer {
+    /// An event of `kind` whose object is `obj`, written from its stored
+    /// text as this watch writes it: the JSON line, the protobuf frame
+    /// (the text read straight into the model), or the
+    /// `PartialObjectMetadata` of its metadata. `None` when the object
+    /// must be parsed.
+    fn text_event(&self, kind: &str, obj: &Stored) -> Option<Vec<u8>> {
+        if self.table.is_some() {
+            return None;
+        }
+        match self.partial {
+            Target::Whole if self.protobuf => {
+                let text = self.how.text(obj)?;
+                crate::protobuf::watch_frame_of_text(self.codec?, kind, text)
+            }
+            Target::Whole => store::event_line(&self.how, kind, obj),
+            Target::Object(version) => {
+                let metadata = partial::metadata_text(self.how.text(obj)?);
+                let mut line = Vec::with_capacity(metadata.map_or(0, str::len) + 128);
+                line.extend_from_slice(b"{\"type\":");
+                let _ = serde_json::to_writer(&mut line, kind);
+                line.extend_from_slice(b",\"object\":");
+                partial::write_object(metadata, version, &mut line);
+                line.extend_from_slice(b"}\n");
+                Some(line)
+            }
+            Target::List(_) | Target::NotAcceptable => None,
+        }
+    }
+
     /// One event's bytes: a JSON line or a protobuf frame (`None`: the
     /// object does not fit its model; the watch ends).
     fn encode(&self, v: &Value) -> Option<Vec<u8>> {
@@ -179,7 +212,7 @@ impl WatchRequest {
             .map(|(_, obj)| obj);
         if self.res.conversion.is_none() {
             for obj in matching {
-                let sent = match store::event_line(&w.how, "ADDED", obj) {
+                let sent = match w.text_event("ADDED", obj) {
                     Some(line) => w.send_bytes(line).await,
                     None => {
                         let obj = store::as_version(&self.res, obj.to_value());
@@ -220,13 +253,14 @@ pub(crate) async fn run(
     tx: QueueTx,
 ) {
     let _open = watches.enter();
-    let plain = !req.table && !req.protobuf && matches!(req.partial, Target::Whole);
+    let from_text = !req.table && matches!(req.partial, Target::Whole | Target::Object(_));
     let w = Writer {
         tx,
         table: req.table.then(|| req.res.clone()),
         partial: req.partial,
         protobuf: req.protobuf,
-        how: if plain {
+        codec: dynamic::kind(&req.res.api_version(), &req.res.kind),
+        how: if from_text {
             Writing::of(&req.res)
         } else {
             Writing::Parsed
@@ -345,7 +379,7 @@ fn definition_changed(store: &Store, res: &Resource) -> bool {
 /// kind then sends the text the store keeps, none parses it.
 async fn send_event(w: &Writer, res: &Resource, ev: &store::Event, seen: &str) -> bool {
     if !shows_old(ev, seen)
-        && let Some(line) = store::event_line(&w.how, seen, &ev.object)
+        && let Some(line) = w.text_event(seen, &ev.object)
     {
         return w.send_bytes(line).await;
     }

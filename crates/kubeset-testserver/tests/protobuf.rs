@@ -243,3 +243,232 @@ async fn custom_resources_stay_json() {
     .await;
     assert_eq!(code, 406);
 }
+
+/// A pod with many fields set: labels and annotations, an owner
+/// reference and finalizers, containers with int-or-string ports,
+/// quantities, env from fields, probes, a security context, volumes,
+/// affinity, tolerations and a deadline.
+fn busy_pod(name: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "labels": {"app": "busy", "tier": "web", "n": name},
+            "annotations": {"note": "\u{e9}t\u{e9} \"quoted\"\n", "empty": ""},
+            "finalizers": ["example.com/keep"],
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs",
+                "uid": "0d1ba2e4-2b1d-4b7c-9d0e-3c5f6a7b8c9d", "controller": true,
+                "blockOwnerDeletion": true}],
+        },
+        "spec": {
+            "nodeName": "node-1",
+            "activeDeadlineSeconds": 2_147_483_647,
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{
+                "name": "app", "image": "example.com/app:1.2.3",
+                "args": ["--a=1", ""],
+                "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
+                "env": [{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                        {"name": "X", "value": "1"}],
+                "resources": {"limits": {"cpu": "1500m", "memory": "1Gi"},
+                              "requests": {"cpu": "0.25", "memory": "128974848"}},
+                "livenessProbe": {"httpGet": {"path": "/healthz", "port": "http"},
+                                  "periodSeconds": 3},
+                "readinessProbe": {"tcpSocket": {"port": 8080}},
+                "securityContext": {"runAsNonRoot": true, "runAsUser": 1000,
+                                    "capabilities": {"drop": ["ALL"]}},
+                "volumeMounts": [{"name": "data", "mountPath": "/data", "readOnly": true}],
+            }],
+            "volumes": [{"name": "data", "emptyDir": {"sizeLimit": "1Gi"}},
+                        {"name": "cfg", "configMap": {"name": "cfg", "defaultMode": 420}}],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "zone", "operator": "In", "values": ["a", "b"]}]}]}}},
+            "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoExecute",
+                             "tolerationSeconds": 30}],
+        },
+    })
+}
+
+/// One frame of a protobuf watch: the event's type and its object's
+/// `k8s\0` + envelope bytes (`WatchEvent`: `type` = 1, `object` = 2,
+/// a `RawExtension` whose `raw` = 1).
+fn frame_event(frame: &[u8]) -> (String, Vec<u8>) {
+    fn record<'a>(b: &'a [u8], at: &mut usize, want: u8) -> &'a [u8] {
+        assert_eq!(b[*at], want, "field key");
+        *at += 1;
+        let (mut len, mut shift) = (0usize, 0);
+        loop {
+            let byte = b[*at];
+            *at += 1;
+            len |= usize::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte < 0x80 {
+                break;
+            }
+        }
+        *at += len;
+        &b[*at - len..*at]
+    }
+    let mut at = 0;
+    let event_type = String::from_utf8(record(frame, &mut at, 0x0a).to_vec()).unwrap();
+    let raw_ext = record(frame, &mut at, 0x12);
+    let object = record(raw_ext, &mut 0, 0x0a).to_vec();
+    (event_type, object)
+}
+
+/// Reads `n` frames of a protobuf watch.
+async fn frames(c: &reqwest::Client, url: &str, n: usize) -> Vec<(String, Vec<u8>)> {
+    let mut resp = c.get(url).header("Accept", BOTH).send().await.unwrap();
+    assert_eq!(
+        resp.headers()["content-type"],
+        "application/vnd.kubernetes.protobuf;stream=watch"
+    );
+    let (mut buf, mut out) = (Vec::new(), Vec::new());
+    while out.len() < n {
+        if buf.len() >= 4 {
+            let len = u32::from_be_bytes(buf[..4].try_into().unwrap()) as usize;
+            if buf.len() >= 4 + len {
+                out.push(frame_event(&buf[4..4 + len]));
+                buf.drain(..4 + len);
+                continue;
+            }
+        }
+        let chunk = tokio::time::timeout(TIMEOUT, resp.chunk()).await.unwrap();
+        buf.extend_from_slice(&chunk.unwrap().expect("the watch goes on"));
+    }
+    out
+}
+
+/// A list's metadata with whether it has a `continue` token in place of
+/// the token (each answer has its own).
+fn place(meta: &serde_json::Value) -> serde_json::Value {
+    let mut meta = meta.clone();
+    let cont = meta["continue"].as_str().is_some_and(|c| !c.is_empty());
+    meta["continue"] = json!(cont);
+    meta
+}
+
+/// Protobuf lists and watch events are written from each object's stored
+/// text, not from a parsed answer: they decode, with kubeset-api's codec,
+/// to exactly the objects the JSON answer holds (a pod with many fields
+/// set), with the list's metadata (resourceVersion, continue,
+/// remainingItemCount); an `as=PartialObjectMetadataList` answer, written
+/// from each item's metadata, holds exactly the whole list's metadata.
+#[tokio::test]
+async fn protobuf_and_metadata_answers_hold_the_json_answers_objects() {
+    use kubeset_api::api::core::v1::Pod;
+    let s = TestServer::start().await.unwrap();
+    let c = client();
+    let pods = format!("{}/api/v1/namespaces/default/pods", s.url());
+    let (_, before) = get(&c, &pods).await;
+    for name in ["busy-a", "busy-b", "busy-c"] {
+        let (code, body) = post(&c, &pods, &busy_pod(name)).await;
+        assert_eq!(code, 201, "{body}");
+    }
+    let as_pods = |items: &serde_json::Value| -> Vec<Pod> {
+        serde_json::from_value(items.clone()).expect("the JSON items are pods")
+    };
+
+    // A page of a list, then the rest: list metadata and items alike.
+    for query in ["?limit=2", ""] {
+        let (code, json_list) = get(&c, &format!("{pods}{query}")).await;
+        assert_eq!(code, 200);
+        let (code, ct, body) = send_pb(
+            &c,
+            reqwest::Method::GET,
+            &format!("{pods}{query}"),
+            BOTH,
+            None,
+        )
+        .await;
+        assert_eq!((code, ct.as_str()), (200, CONTENT_TYPE));
+        let list = protobuf::dynamic::typed::<Pod>()
+            .unwrap()
+            .decode_list(&body)
+            .unwrap();
+        assert_eq!(list.items, as_pods(&json_list["items"]), "{query}");
+        assert!(list.items[0].spec.as_ref().unwrap().affinity.is_some());
+        let meta = serde_json::to_value(&list.metadata).unwrap();
+        assert_eq!(place(&meta), place(&json_list["metadata"]), "{query}");
+        if let Some(token) = list.metadata.continue_.as_deref() {
+            // The token (each answer's own) continues where the JSON's does.
+            let (_, rest) = get(&c, &format!("{pods}?continue={token}")).await;
+            assert_eq!(as_pods(&rest["items"]).len(), 1);
+            assert_eq!(rest["items"][0]["metadata"]["name"], "busy-c");
+        }
+        assert_eq!(
+            protobuf::dynamic::to_json(&body).unwrap()["kind"],
+            "PodList"
+        );
+    }
+    let (_, json_list) = get(&c, &pods).await;
+    let whole = as_pods(&json_list["items"]);
+
+    // Watches: the history's events, then the initial state's.
+    let from = format!("{pods}?watch=true&resourceVersion={}", rv(&before));
+    let initial = format!("{pods}?watch=true");
+    for url in [from, initial] {
+        let got = frames(&c, &url, 3).await;
+        let objects: Vec<Pod> = got
+            .iter()
+            .map(|(t, o)| {
+                assert_eq!(t, "ADDED");
+                protobuf::decode_object(o).unwrap()
+            })
+            .collect();
+        assert_eq!(objects, whole, "{url}");
+        let mut lines = Lines::open(&c, &url).await;
+        for pod in &whole {
+            let e = lines.next().await.unwrap();
+            let obj: Pod = serde_json::from_value(e["object"].clone()).unwrap();
+            assert_eq!(&obj, pod);
+        }
+    }
+
+    // Metadata only, a page and the whole list, and a watch.
+    const POM: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+    for query in ["?limit=2", ""] {
+        let (_, json_list) = get(&c, &format!("{pods}{query}")).await;
+        let (code, ct, body) = send_pb(
+            &c,
+            reqwest::Method::GET,
+            &format!("{pods}{query}"),
+            POM,
+            None,
+        )
+        .await;
+        assert_eq!((code, ct.as_str()), (200, "application/json"));
+        let partial: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(partial["kind"], "PartialObjectMetadataList");
+        assert_eq!(partial["apiVersion"], "meta.k8s.io/v1");
+        assert_eq!(place(&partial["metadata"]), place(&json_list["metadata"]));
+        let items = partial["items"].as_array().unwrap();
+        assert_eq!(items.len(), json_list["items"].as_array().unwrap().len());
+        for (p, whole) in items.iter().zip(json_list["items"].as_array().unwrap()) {
+            assert_eq!(p["kind"], "PartialObjectMetadata");
+            assert_eq!(p["metadata"], whole["metadata"]);
+            assert_eq!(p.as_object().unwrap().len(), 3, "{p}");
+        }
+    }
+    let mut resp = c
+        .get(format!("{pods}?watch=true"))
+        .header("Accept", POM.replace("List", ""))
+        .send()
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    for whole in json_list["items"].as_array().unwrap() {
+        while !buf.contains(&b'\n') {
+            let chunk = tokio::time::timeout(TIMEOUT, resp.chunk()).await.unwrap();
+            buf.extend_from_slice(&chunk.unwrap().expect("the watch goes on"));
+        }
+        let line: Vec<u8> = buf
+            .drain(..=buf.iter().position(|b| *b == b'\n').unwrap())
+            .collect();
+        let e: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(e["type"], "ADDED");
+        assert_eq!(e["object"]["kind"], "PartialObjectMetadata");
+        assert_eq!(e["object"]["metadata"], whole["metadata"]);
+    }
+}

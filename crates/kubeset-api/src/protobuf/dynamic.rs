@@ -70,8 +70,9 @@ pub struct Kind {
     pub kind: &'static str,
     #[cfg(feature = "protobuf-json")]
     decode: fn(&[u8], &mut Budget) -> Result<Value, DynamicError>,
+    /// JSON text → the object's message bytes (no envelope).
     #[cfg(feature = "protobuf-json")]
-    encode: fn(&Value) -> Result<Vec<u8>, DynamicError>,
+    encode: fn(&[u8]) -> Result<Vec<u8>, DynamicError>,
     type_id: fn() -> TypeId,
     decode_any: DecodeAny,
     encode_any: fn(&dyn Any, &mut Vec<u8>) -> bool,
@@ -124,8 +125,47 @@ impl Kind {
     /// feature `protobuf-json`).
     #[cfg(feature = "protobuf-json")]
     pub fn encode(&self, obj: &Value) -> Result<Vec<u8>, DynamicError> {
-        let raw = (self.encode)(obj)?;
+        // Printed and read as text: one deserializer per model (the
+        // text's) serves both entry points.
+        let json = serde_json::to_vec(obj).map_err(|source| DynamicError::Json {
+            kind: self.kind,
+            source,
+        })?;
+        self.encode_json(&json)
+    }
+
+    /// An object of this kind as JSON text, encoded with the envelope
+    /// (cargo feature `protobuf-json`): what [`Kind::encode`] does with
+    /// a parsed object, read straight from the text into the model, with
+    /// no `Value` in between (the embedded API server keeps objects as
+    /// text).
+    ///
+    /// ```
+    /// use kubeset_api::protobuf::dynamic;
+    /// let cm = dynamic::kind("v1", "ConfigMap").unwrap();
+    /// let pb = cm.encode_json(br#"{"metadata":{"name":"a"},"data":{"k":"v"}}"#).unwrap();
+    /// assert_eq!(dynamic::to_json(&pb).unwrap()["data"]["k"], "v");
+    /// ```
+    #[cfg(feature = "protobuf-json")]
+    pub fn encode_json(&self, json: &[u8]) -> Result<Vec<u8>, DynamicError> {
+        let raw = (self.encode)(json)?;
         Ok(super::envelope(self.api_version, self.kind, &raw))
+    }
+
+    /// An object of this kind as JSON text, encoded as its bare message
+    /// (no `k8s\0`, no envelope): a list's item, written into the list's
+    /// `items` field one at a time (cargo feature `protobuf-json`).
+    ///
+    /// ```
+    /// use kubeset_api::protobuf::{dynamic, Unknown};
+    /// let cm = dynamic::kind("v1", "ConfigMap").unwrap();
+    /// let json = br#"{"metadata":{"name":"a"}}"#;
+    /// let enveloped = cm.encode_json(json).unwrap();
+    /// assert_eq!(cm.message_from_json(json).unwrap(), Unknown::parse(&enveloped).unwrap().raw);
+    /// ```
+    #[cfg(feature = "protobuf-json")]
+    pub fn message_from_json(&self, json: &[u8]) -> Result<Vec<u8>, DynamicError> {
+        (self.encode)(json)
     }
 }
 
@@ -171,8 +211,8 @@ fn decode_as<T: Message + Default + Serialize>(
 }
 
 #[cfg(feature = "protobuf-json")]
-fn encode_as<T: Message + DeserializeOwned>(obj: &Value) -> Result<Vec<u8>, DynamicError> {
-    let typed: T = serde_json::from_value(obj.clone()).map_err(|source| DynamicError::Json {
+fn encode_as<T: Message + DeserializeOwned>(json: &[u8]) -> Result<Vec<u8>, DynamicError> {
+    let typed: T = serde_json::from_slice(json).map_err(|source| DynamicError::Json {
         kind: std::any::type_name::<T>(),
         source,
     })?;
@@ -585,6 +625,31 @@ mod tests {
         };
         let json = status_json(&super::super::encode_with_type(&status, "v1", "Status"));
         assert_eq!(json.unwrap()["code"], 404);
+    }
+
+    /// JSON text is encoded as the parsed object is, enveloped or bare;
+    /// text that is not the model's is an error naming the kind.
+    #[cfg(all(feature = "core-v1", feature = "protobuf-json"))]
+    #[test]
+    fn json_text_encodes_as_the_parsed_object() {
+        let cm = kind("v1", "ConfigMap").expect("a codec");
+        let obj = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "labels": {"k": "\u{e9}\"\n"}},
+            "data": {"x": "1"}, "binaryData": {"b": "AAE="}});
+        let text = obj.to_string();
+        let enveloped = cm.encode_json(text.as_bytes()).unwrap();
+        assert_eq!(enveloped, cm.encode(&obj).unwrap());
+        assert_eq!(from_json(&obj).unwrap().unwrap(), enveloped);
+        let u = Unknown::parse(&enveloped).unwrap();
+        assert_eq!(
+            (u.api_version.as_str(), u.kind.as_str()),
+            ("v1", "ConfigMap")
+        );
+        assert_eq!(cm.message_from_json(text.as_bytes()).unwrap(), u.raw);
+        assert_eq!(to_json(&enveloped).unwrap(), obj);
+        let e = cm.encode_json(br#"{"data": {"x": 1}}"#).unwrap_err();
+        assert!(matches!(e, DynamicError::Json { .. }), "{e}");
+        assert!(cm.message_from_json(b"{").is_err());
     }
 
     #[cfg(feature = "core-v1")]

@@ -216,17 +216,26 @@ impl Stored {
     /// [`type_members`] prints them); `false`, writing nothing, otherwise
     /// or when the object is kept parsed.
     pub(crate) fn write_if_typed(&self, api_version: &str, kind: &str, out: &mut Vec<u8>) -> bool {
+        match self.typed_text(api_version, kind) {
+            Some(json) => {
+                out.extend_from_slice(json.as_bytes());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The object's text when its `apiVersion` and `kind` members are
+    /// the texts `api_version` and `kind` (as [`Stored::write_if_typed`]
+    /// writes it); `None` otherwise or when the object is kept parsed.
+    pub(crate) fn typed_text(&self, api_version: &str, kind: &str) -> Option<&str> {
         let Body::Text {
             json, type_meta, ..
         } = &self.0
         else {
-            return false;
+            return None;
         };
-        if type_meta.members(json) != [Some(api_version), Some(kind)] {
-            return false;
-        }
-        out.extend_from_slice(json.as_bytes());
-        true
+        (type_meta.members(json) == [Some(api_version), Some(kind)]).then_some(&**json)
     }
 
     /// The object: borrowed when kept parsed, parsed from its text
