@@ -92,7 +92,21 @@ fn write_item(res: &Resource, how: &Writing, obj: &Stored, out: &mut Vec<u8>) {
 pub(crate) fn list_json(res: &Resource, envelope: &Value, items: &[Arc<Stored>]) -> Vec<u8> {
     let how = Writing::of(res);
     let size: usize = items.iter().map(|o| o.json_len() + 1).sum();
-    let mut out = Vec::with_capacity(size + 256);
+    write_list(envelope, items, size + 256, |obj, out| {
+        write_item(res, &how, obj, out);
+    })
+}
+
+/// `envelope` printed in its map's order with its `items` member's value
+/// replaced by `[…]` of each of `items` as `write_one` writes it (into
+/// a buffer of `capacity` bytes to start with).
+fn write_list(
+    envelope: &Value,
+    items: &[Arc<Stored>],
+    capacity: usize,
+    mut write_one: impl FnMut(&Stored, &mut Vec<u8>),
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(capacity);
     let Value::Object(members) = envelope else {
         let _ = serde_json::to_writer(&mut out, envelope);
         return out;
@@ -107,7 +121,7 @@ pub(crate) fn list_json(res: &Resource, envelope: &Value, items: &[Arc<Stored>])
             if j > 0 {
                 out.push(b',');
             }
-            write_item(res, &how, obj, out);
+            write_one(obj, out);
         }
         out.push(b']');
     };
@@ -150,36 +164,20 @@ pub(crate) fn partial_list_json(
         Ok(Some(p)) => p,
         _ => envelope.clone(),
     };
-    let mut out = Vec::with_capacity(256 + items.len() * 1024);
-    let Value::Object(members) = &partial else {
-        let _ = serde_json::to_writer(&mut out, &partial);
-        return out;
-    };
-    let value = |k: &str, v: &Value, out: &mut Vec<u8>| {
-        if k != "items" {
-            let _ = serde_json::to_writer(out, v);
-            return;
-        }
-        out.push(b'[');
-        for (j, obj) in items.iter().enumerate() {
-            if j > 0 {
-                out.push(b',');
+    write_list(
+        &partial,
+        items,
+        256 + items.len() * 1024,
+        |obj, out| match how.text(obj) {
+            Some(text) => partial::write_object(partial::metadata_text(text), version, out),
+            None => {
+                let metadata = as_version(res, obj.to_value())
+                    .get_mut("metadata")
+                    .map(Value::take);
+                let _ = serde_json::to_writer(&mut *out, &partial::of_metadata(metadata, version));
             }
-            match how.text(obj) {
-                Some(text) => partial::write_object(partial::metadata_text(text), version, out),
-                None => {
-                    let metadata = as_version(res, obj.to_value())
-                        .get_mut("metadata")
-                        .map(Value::take);
-                    let _ =
-                        serde_json::to_writer(&mut *out, &partial::of_metadata(metadata, version));
-                }
-            }
-        }
-        out.push(b']');
-    };
-    stored::write_members(members, &mut out, value, |_, _, _| {});
-    out
+        },
+    )
 }
 
 /// A watch event's JSON line (`{"type":…,"object":…}`, as
